@@ -1,0 +1,20 @@
+module github.com/nanobox-sandbox/nanobox-runc
+
+go 1.26.0
+
+require (
+	github.com/containerd/console v1.0.5
+	github.com/cyphar/filepath-securejoin v0.7.0
+	github.com/moby/sys/mountinfo v0.7.3
+	github.com/moby/sys/user v0.5.0
+	github.com/opencontainers/runtime-spec v1.3.0
+	github.com/sirupsen/logrus v1.10.2
+	github.com/urfave/cli/v2 v2.27.7
+	golang.org/x/sys v0.50.0
+)
+
+require (
+	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
+	github.com/russross/blackfriday/v2 v2.1.0 // indirect
+	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
+)

@@ -1,0 +1,221 @@
+// Package libbox is the Linux isolation engine behind nanobox-runc: namespaces,
+// mounts, devices, capabilities, rlimits and the container lifecycle. It knows
+// nothing of OCI JSON; specconv fills a Config in from a config.json or a preset.
+package libbox
+
+import (
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Config is everything the runtime decides about one container. It is filled
+// in once (by specconv or a Go caller) and serialised to the init process;
+// nothing downstream re-reads config.json.
+type Config struct {
+	// OCIVersion is the ociVersion of the bundle's config.json, echoed in the
+	// state JSON.
+	OCIVersion string `json:"ociVersion,omitempty"`
+	// Bundle is the absolute path of the bundle directory ("" for bundle-less
+	// sandboxes).
+	Bundle string `json:"bundle,omitempty"`
+	// Rootfs is the absolute host path of the container's root filesystem.
+	Rootfs string `json:"rootfs"`
+	// Readonlyfs remounts the root read-only after set-up.
+	Readonlyfs bool `json:"readonlyfs,omitempty"`
+	// RootPropagation is the mount propagation (MS_SHARED, MS_SLAVE,
+	// MS_PRIVATE, optionally with MS_REC) applied to / in the container's
+	// mount namespace; 0 means the runc default, MS_SLAVE|MS_REC.
+	RootPropagation int `json:"rootPropagation,omitempty"`
+	// NoPivotRoot uses MS_MOVE + chroot instead of pivot_root(2), for roots
+	// on a ramfs (runc --no-pivot).
+	NoPivotRoot bool `json:"noPivotRoot,omitempty"`
+	// NoNewKeyring keeps the caller's session keyring (runc --no-new-keyring).
+	NoNewKeyring bool `json:"noNewKeyring,omitempty"`
+
+	Hostname   string `json:"hostname,omitempty"`
+	Domainname string `json:"domainname,omitempty"`
+
+	// Namespaces lists the namespaces of the container: a new one when Path
+	// is empty, the one at Path otherwise. A type absent from the list is
+	// shared with the runtime.
+	Namespaces []Namespace `json:"namespaces,omitempty"`
+	// UIDMappings and GIDMappings apply when a new user namespace is made.
+	UIDMappings []IDMap `json:"uidMappings,omitempty"`
+	GIDMappings []IDMap `json:"gidMappings,omitempty"`
+
+	// Mounts are made in order, relative to the rootfs, after the rootfs
+	// itself is bind-mounted.
+	Mounts []Mount `json:"mounts,omitempty"`
+	// Devices are created in /dev in addition to DefaultDevices.
+	Devices []Device `json:"devices,omitempty"`
+	// MaskedPaths are hidden: /dev/null bound over files, a read-only tmpfs
+	// over directories.
+	MaskedPaths []string `json:"maskedPaths,omitempty"`
+	// ReadonlyPaths are bind-remounted read-only.
+	ReadonlyPaths []string `json:"readonlyPaths,omitempty"`
+	// Sysctl keys (dotted or slashed) and values written under /proc/sys.
+	Sysctl map[string]string `json:"sysctl,omitempty"`
+
+	Hooks Hooks `json:"hooks,omitempty"`
+
+	// Process is the container's init process.
+	Process Process `json:"process"`
+
+	// Annotations are opaque to the runtime and echoed in the state JSON.
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// CgroupsPath is the cgroup the container is placed in (OCI
+	// linux.cgroupsPath); resource control itself lands with the cgroups
+	// work and is not applied yet.
+	CgroupsPath string `json:"cgroupsPath,omitempty"`
+
+	// Rootless is true when the runtime runs without root on the host; it
+	// changes defaults (no device nodes, bind-mounted /dev entries instead).
+	Rootless bool `json:"rootless,omitempty"`
+}
+
+// NamespaceType names a Linux namespace the way the OCI spec does.
+type NamespaceType string
+
+const (
+	NEWNS     NamespaceType = "mount"
+	NEWUTS    NamespaceType = "uts"
+	NEWIPC    NamespaceType = "ipc"
+	NEWUSER   NamespaceType = "user"
+	NEWPID    NamespaceType = "pid"
+	NEWNET    NamespaceType = "network"
+	NEWCGROUP NamespaceType = "cgroup"
+	NEWTIME   NamespaceType = "time"
+)
+
+// Namespace is one entry of Config.Namespaces.
+type Namespace struct {
+	Type NamespaceType `json:"type"`
+	// Path joins an existing namespace (e.g. /proc/123/ns/net) instead of
+	// making a new one.
+	Path string `json:"path,omitempty"`
+}
+
+// IDMap is one line of /proc/PID/uid_map or gid_map.
+type IDMap struct {
+	ContainerID uint32 `json:"containerID"`
+	HostID      uint32 `json:"hostID"`
+	Size        uint32 `json:"size"`
+}
+
+// Mount is a mount to make inside the container.
+type Mount struct {
+	// Source is a host path for bind mounts, a device or a name otherwise.
+	Source string `json:"source"`
+	// Destination is an absolute path inside the rootfs; it is resolved
+	// inside the rootfs, so symlinks cannot lead outside it.
+	Destination string `json:"destination"`
+	// Type is the filesystem type ("bind" for bind mounts, "proc", "tmpfs"...).
+	Type string `json:"type"`
+	// Flags are the MS_* flags for mount(2), MS_BIND and MS_REC included.
+	Flags int `json:"flags,omitempty"`
+	// ClearedFlags are MS_* flags explicitly negated in the options (e.g.
+	// "rw", "suid", "dev"), so a remount of a bind mount keeps them off.
+	ClearedFlags int `json:"clearedFlags,omitempty"`
+	// PropagationFlags are applied one by one after the mount (MS_SHARED,
+	// MS_PRIVATE, MS_SLAVE, MS_UNBINDABLE, with or without MS_REC).
+	PropagationFlags []int `json:"propagationFlags,omitempty"`
+	// Data is the filesystem-specific option string (e.g. "mode=755,size=65536k").
+	Data string `json:"data,omitempty"`
+}
+
+// IsBind reports whether m is a bind mount.
+func (m *Mount) IsBind() bool { return m.Flags&unix.MS_BIND != 0 }
+
+// Device is a device node to create in the container's /dev.
+type Device struct {
+	// Type is 'c' (or 'u'), 'b' or 'p'.
+	Type rune `json:"type"`
+	// Path is the absolute path inside the container (e.g. /dev/fuse).
+	Path     string      `json:"path"`
+	Major    int64       `json:"major"`
+	Minor    int64       `json:"minor"`
+	FileMode os.FileMode `json:"fileMode"`
+	UID      uint32      `json:"uid"`
+	GID      uint32      `json:"gid"`
+}
+
+// Hook is one OCI hook: a host executable run with the state JSON on stdin.
+type Hook struct {
+	Path string   `json:"path"`
+	Args []string `json:"args,omitempty"`
+	Env  []string `json:"env,omitempty"`
+	// Timeout, when non-zero, kills the hook after that long.
+	Timeout time.Duration `json:"timeout,omitempty"`
+}
+
+// Hooks are the OCI lifecycle hooks, by the point at which they run.
+type Hooks struct {
+	// Prestart is the deprecated alias of CreateRuntime; it runs first.
+	Prestart        []Hook `json:"prestart,omitempty"`
+	CreateRuntime   []Hook `json:"createRuntime,omitempty"`
+	CreateContainer []Hook `json:"createContainer,omitempty"`
+	StartContainer  []Hook `json:"startContainer,omitempty"`
+	Poststart       []Hook `json:"poststart,omitempty"`
+	Poststop        []Hook `json:"poststop,omitempty"`
+}
+
+// Process is a process to run in the container: init, or one added by exec.
+type Process struct {
+	Args []string `json:"args"`
+	Env  []string `json:"env,omitempty"`
+	// Cwd is an absolute path inside the container.
+	Cwd  string `json:"cwd"`
+	User User   `json:"user"`
+
+	// Terminal allocates a pty whose slave becomes the process's controlling
+	// terminal and stdio; the master is sent over the console socket.
+	Terminal      bool `json:"terminal,omitempty"`
+	ConsoleWidth  uint `json:"consoleWidth,omitempty"`
+	ConsoleHeight uint `json:"consoleHeight,omitempty"`
+
+	// Capabilities nil means the runtime's default set; an empty non-nil
+	// value means no capabilities at all.
+	Capabilities *Capabilities `json:"capabilities,omitempty"`
+	Rlimits      []Rlimit      `json:"rlimits,omitempty"`
+
+	NoNewPrivileges bool `json:"noNewPrivileges,omitempty"`
+	OOMScoreAdj     *int `json:"oomScoreAdj,omitempty"`
+}
+
+// User is the identity a process runs as, inside the container's user
+// namespace.
+type User struct {
+	UID            uint32   `json:"uid"`
+	GID            uint32   `json:"gid"`
+	AdditionalGids []uint32 `json:"additionalGids,omitempty"`
+	Umask          *uint32  `json:"umask,omitempty"`
+}
+
+// Capabilities are the five capability sets, by name ("CAP_CHOWN").
+type Capabilities struct {
+	Bounding    []string `json:"bounding,omitempty"`
+	Effective   []string `json:"effective,omitempty"`
+	Inheritable []string `json:"inheritable,omitempty"`
+	Permitted   []string `json:"permitted,omitempty"`
+	Ambient     []string `json:"ambient,omitempty"`
+}
+
+// Rlimit is one setrlimit(2) call; Type is the RLIMIT_* number.
+type Rlimit struct {
+	Type int    `json:"type"`
+	Hard uint64 `json:"hard"`
+	Soft uint64 `json:"soft"`
+}
+
+// NamespaceOf returns the entry of type t and whether the container has one.
+func (c *Config) NamespaceOf(t NamespaceType) (Namespace, bool) {
+	for _, ns := range c.Namespaces {
+		if ns.Type == t {
+			return ns, true
+		}
+	}
+	return Namespace{}, false
+}
