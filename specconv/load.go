@@ -1,0 +1,103 @@
+package specconv
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+)
+
+// ConfigName is the file name of the spec in a bundle.
+const ConfigName = "config.json"
+
+// LoadSpec reads bundleDir/config.json. Unknown properties are ignored, as
+// the runtime-spec requires; a missing process, process.args or root is an
+// error, as are malformed JSON (reported with its line and column).
+func LoadSpec(bundleDir string) (*specs.Spec, error) {
+	if bundleDir == "" {
+		bundleDir = "."
+	}
+	path := filepath.Join(bundleDir, ConfigName)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s not found in bundle %s (run `nanobox-runc spec` to create one): %w", ConfigName, bundleDir, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	var spec specs.Spec
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return nil, fmt.Errorf("parse %s: %s%w", path, jsonPosition(data, err), err)
+	}
+	switch {
+	case spec.Process == nil:
+		return nil, fmt.Errorf("%s: process is required", path)
+	case len(spec.Process.Args) == 0:
+		return nil, fmt.Errorf("%s: process.args must not be empty", path)
+	case spec.Root == nil:
+		return nil, fmt.Errorf("%s: root is required", path)
+	case spec.Root.Path == "":
+		return nil, fmt.Errorf("%s: root.path is required", path)
+	}
+	return &spec, nil
+}
+
+// jsonPosition returns "line L, column C: " for the byte offset a JSON error
+// carries, or "" when it carries none.
+func jsonPosition(data []byte, err error) string {
+	var offset int64
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntaxErr):
+		offset = syntaxErr.Offset
+	case errors.As(err, &typeErr):
+		offset = typeErr.Offset
+	default:
+		return ""
+	}
+	if offset < 0 || offset > int64(len(data)) {
+		return ""
+	}
+	before := data[:offset]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("line %d, column %d: ", line, col)
+}
+
+// WriteSpec writes spec as bundleDir/config.json, indented with tabs like
+// runc's. It never replaces an existing file.
+func WriteSpec(bundleDir string, spec *specs.Spec) error {
+	if bundleDir == "" {
+		bundleDir = "."
+	}
+	data, err := json.MarshalIndent(spec, "", "\t")
+	if err != nil {
+		return fmt.Errorf("encode spec: %w", err)
+	}
+	data = append(data, '\n')
+	path := filepath.Join(bundleDir, ConfigName)
+	// O_EXCL: no check-then-create race, and no following a planted
+	// symlink (CVE-2024-45310 is the same mistake elsewhere).
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o666)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("file %s exists in %s: remove it first", ConfigName, bundleDir)
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,607 @@
+// Package specconv converts between the OCI runtime-spec world (config.json)
+// and libbox.Config. It is the only place that does so: nothing downstream of
+// FromSpec looks at the spec again.
+//
+// The rule FromSpec follows: every field of config.json is either carried
+// into the Config, or refused with an error naming the field, or (for the few
+// settings the runtime accepts but does not act on yet: linux.resources,
+// linux.seccomp, and AppArmor/SELinux labels on hosts without that LSM)
+// reported through Options.Warnf. Nothing is dropped silently.
+package specconv
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox"
+)
+
+// Options tune FromSpec.
+type Options struct {
+	// Bundle is the bundle directory. A relative root.path and relative bind
+	// mount sources are resolved against it; "" means the current directory.
+	Bundle string
+	// Rootless is set when the runtime runs without root on the host. The
+	// spec must then have a user namespace; a new one without mappings gets
+	// the caller's euid/egid mapped to 0.
+	Rootless bool
+	// NoPivotRoot and NoNewKeyring are copied into the Config (runc's
+	// --no-pivot and --no-new-keyring).
+	NoPivotRoot  bool
+	NoNewKeyring bool
+	// Warnf receives one message per setting that is accepted but not acted
+	// on. nil logs them with logrus.Warnf.
+	Warnf func(format string, args ...any)
+}
+
+// UnsupportedError reports a config.json field this runtime does not
+// implement. It matches errors.ErrUnsupported.
+type UnsupportedError struct {
+	// Field is the JSON path of the field, e.g. "process.scheduler".
+	Field string
+}
+
+func (e *UnsupportedError) Error() string { return e.Field + " is not supported" }
+
+// Is makes errors.Is(err, errors.ErrUnsupported) true.
+func (e *UnsupportedError) Is(target error) bool { return target == errors.ErrUnsupported }
+
+func unsupported(field string) error { return &UnsupportedError{Field: field} }
+
+// FromSpec converts an OCI spec into a libbox.Config, validating it on the
+// way. Errors name the offending field of config.json.
+func FromSpec(spec *specs.Spec, opts Options) (*libbox.Config, error) {
+	if spec == nil {
+		return nil, errors.New("spec is nil")
+	}
+	warnf := opts.Warnf
+	if warnf == nil {
+		warnf = logrus.Warnf
+	}
+	bundle, err := filepath.Abs(opts.Bundle)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", opts.Bundle, err)
+	}
+	if err := checkUnsupported(spec, warnf); err != nil {
+		return nil, err
+	}
+	if v := spec.Version; v != "" && !strings.HasPrefix(v, "1.") {
+		return nil, fmt.Errorf("ociVersion %q is not supported: this runtime implements runtime-spec 1.0.0 to %s", v, specs.Version)
+	}
+
+	c := &libbox.Config{
+		OCIVersion:   spec.Version,
+		Bundle:       bundle,
+		Hostname:     spec.Hostname,
+		Domainname:   spec.Domainname,
+		NoPivotRoot:  opts.NoPivotRoot,
+		NoNewKeyring: opts.NoNewKeyring,
+		Rootless:     opts.Rootless,
+	}
+	if c.Rootfs, err = rootfsPath(spec.Root, bundle); err != nil {
+		return nil, err
+	}
+	c.Readonlyfs = spec.Root.Readonly
+
+	p, err := ProcessFromSpec(spec.Process, Options{Warnf: warnf})
+	if err != nil {
+		return nil, err
+	}
+	c.Process = *p
+
+	if len(spec.Annotations) > 0 {
+		c.Annotations = make(map[string]string, len(spec.Annotations))
+		for k, v := range spec.Annotations {
+			c.Annotations[k] = v
+		}
+	}
+
+	linux := spec.Linux
+	if linux == nil {
+		linux = &specs.Linux{}
+	}
+	if err := convertNamespaces(c, linux, opts); err != nil {
+		return nil, err
+	}
+	if c.Hostname != "" && !hasNS(c, libbox.NEWUTS) {
+		return nil, errors.New("hostname needs a uts namespace: add {\"type\": \"uts\"} to linux.namespaces")
+	}
+	if c.Domainname != "" && !hasNS(c, libbox.NEWUTS) {
+		return nil, errors.New("domainname needs a uts namespace: add {\"type\": \"uts\"} to linux.namespaces")
+	}
+
+	for i, sm := range spec.Mounts {
+		m, err := convertMount(sm, bundle, warnf)
+		if err != nil {
+			return nil, fmt.Errorf("mounts[%d] (destination %q): %w", i, sm.Destination, err)
+		}
+		c.Mounts = append(c.Mounts, m)
+	}
+
+	if linux.RootfsPropagation != "" {
+		flags, ok := rootPropagation[linux.RootfsPropagation]
+		if !ok {
+			return nil, fmt.Errorf("linux.rootfsPropagation %q is not one of shared, rshared, slave, rslave, private, rprivate, unbindable, runbindable", linux.RootfsPropagation)
+		}
+		// Without pivot_root the old root stays reachable; making it
+		// private would hide the container's mounts from the host's
+		// cleanup (runc refuses this too).
+		if opts.NoPivotRoot && flags&unix.MS_PRIVATE != 0 {
+			return nil, errors.New("linux.rootfsPropagation [r]private is not safe without pivot_root: drop --no-pivot or choose another propagation")
+		}
+		c.RootPropagation = flags
+	}
+
+	seenDev := map[string]bool{}
+	for i, sd := range linux.Devices {
+		d, err := convertDevice(sd)
+		if err != nil {
+			return nil, fmt.Errorf("linux.devices[%d] (path %q): %w", i, sd.Path, err)
+		}
+		if seenDev[d.Path] {
+			return nil, fmt.Errorf("linux.devices: duplicate device path %s", d.Path)
+		}
+		seenDev[d.Path] = true
+		c.Devices = append(c.Devices, d)
+	}
+
+	if c.MaskedPaths, err = containerPaths("linux.maskedPaths", linux.MaskedPaths); err != nil {
+		return nil, err
+	}
+	if c.ReadonlyPaths, err = containerPaths("linux.readonlyPaths", linux.ReadonlyPaths); err != nil {
+		return nil, err
+	}
+
+	if len(linux.Sysctl) > 0 {
+		c.Sysctl = make(map[string]string, len(linux.Sysctl))
+		for k, v := range linux.Sysctl {
+			if err := checkSysctl(c, k); err != nil {
+				return nil, fmt.Errorf("linux.sysctl: %w", err)
+			}
+			c.Sysctl[k] = v
+		}
+	}
+
+	if spec.Hooks != nil {
+		if c.Hooks, err = convertHooks(spec.Hooks); err != nil {
+			return nil, err
+		}
+	}
+
+	c.CgroupsPath = linux.CgroupsPath
+	if linux.Resources != nil {
+		warnf("linux.resources is not enforced yet: cgroup limits and device rules in config.json are ignored")
+	}
+	if linux.Seccomp != nil {
+		warnf("linux.seccomp is not applied yet: the container runs without a seccomp filter")
+	}
+	return c, nil
+}
+
+// checkUnsupported refuses the spec fields this runtime does not implement.
+func checkUnsupported(spec *specs.Spec, warnf func(string, ...any)) error {
+	for field, set := range map[string]bool{
+		"solaris": spec.Solaris != nil,
+		"windows": spec.Windows != nil,
+		"vm":      spec.VM != nil,
+		"zos":     spec.ZOS != nil,
+		"freebsd": spec.FreeBSD != nil,
+	} {
+		if set {
+			return unsupported(field)
+		}
+	}
+	l := spec.Linux
+	if l == nil {
+		return nil
+	}
+	switch {
+	case l.IntelRdt != nil:
+		return unsupported("linux.intelRdt")
+	case l.Personality != nil:
+		return unsupported("linux.personality")
+	case l.MemoryPolicy != nil:
+		return unsupported("linux.memoryPolicy")
+	case len(l.NetDevices) > 0:
+		return unsupported("linux.netDevices")
+	case len(l.TimeOffsets) > 0:
+		// A time namespace itself works; writing offsets needs support
+		// in the init process, which does not exist yet.
+		return unsupported("linux.timeOffsets")
+	}
+	return lsmLabel("linux.mountLabel", l.MountLabel, "SELinux", host.seLinuxEnabled, warnf)
+}
+
+// lsmLabel decides what to do with an AppArmor profile or SELinux label the
+// runtime cannot apply. On a host where the LSM is active, running without
+// the confinement the caller asked for would be a silent downgrade: error.
+// On a host without it, no runtime could apply the label and it confines
+// nothing; configs generated elsewhere still run, with a warning.
+func lsmLabel(field, value, lsm string, enabled func() bool, warnf func(string, ...any)) error {
+	if value == "" {
+		return nil
+	}
+	if enabled() {
+		return fmt.Errorf("%w: %s is enabled on this host and this runtime cannot apply it", unsupported(field), lsm)
+	}
+	warnf("%s %q ignored: %s is not enabled on this host", field, value, lsm)
+	return nil
+}
+
+func rootfsPath(root *specs.Root, bundle string) (string, error) {
+	if root == nil || root.Path == "" {
+		return "", errors.New("root.path is required")
+	}
+	p := root.Path
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(bundle, p)
+	}
+	p = filepath.Clean(p)
+	fi, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("rootfs %s does not exist: %w", p, err)
+	}
+	if err != nil {
+		return "", fmt.Errorf("rootfs %s: %w", p, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("rootfs %s is not a directory", p)
+	}
+	// Record the real path so the state, the mount and any later check
+	// all talk about the same directory.
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", fmt.Errorf("rootfs %s: %w", p, err)
+	}
+	return real, nil
+}
+
+// ProcessFromSpec converts and validates an OCI process (the one of
+// config.json, or one given to exec). Only opts.Warnf is used.
+func ProcessFromSpec(sp *specs.Process, opts Options) (*libbox.Process, error) {
+	warnf := opts.Warnf
+	if warnf == nil {
+		warnf = logrus.Warnf
+	}
+	if sp == nil {
+		return nil, errors.New("process is required")
+	}
+	switch {
+	case sp.Scheduler != nil:
+		return nil, unsupported("process.scheduler")
+	case sp.IOPriority != nil:
+		return nil, unsupported("process.ioPriority")
+	case sp.ExecCPUAffinity != nil:
+		return nil, unsupported("process.execCPUAffinity")
+	case sp.User.Username != "":
+		return nil, unsupported("process.user.username")
+	case sp.CommandLine != "":
+		return nil, unsupported("process.commandLine")
+	}
+	if err := lsmLabel("process.apparmorProfile", sp.ApparmorProfile, "AppArmor", host.appArmorEnabled, warnf); err != nil {
+		return nil, err
+	}
+	if err := lsmLabel("process.selinuxLabel", sp.SelinuxLabel, "SELinux", host.seLinuxEnabled, warnf); err != nil {
+		return nil, err
+	}
+
+	if len(sp.Args) == 0 {
+		return nil, errors.New("process.args must not be empty")
+	}
+	if sp.Args[0] == "" {
+		return nil, errors.New("process.args[0] must not be empty")
+	}
+	if sp.Cwd == "" {
+		return nil, errors.New("process.cwd is required")
+	}
+	if !filepath.IsAbs(sp.Cwd) {
+		return nil, fmt.Errorf("process.cwd %q must be an absolute path", sp.Cwd)
+	}
+	for i, kv := range sp.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.IndexByte(kv, 0) >= 0 {
+			return nil, fmt.Errorf("process.env[%d] %q is not KEY=VALUE", i, kv)
+		}
+	}
+	p := &libbox.Process{
+		Args:            append([]string(nil), sp.Args...),
+		Env:             append([]string(nil), sp.Env...),
+		Cwd:             filepath.Clean(sp.Cwd),
+		Terminal:        sp.Terminal,
+		NoNewPrivileges: sp.NoNewPrivileges,
+		User: libbox.User{
+			UID:            sp.User.UID,
+			GID:            sp.User.GID,
+			AdditionalGids: append([]uint32(nil), sp.User.AdditionalGids...),
+		},
+	}
+	if sp.User.Umask != nil {
+		if *sp.User.Umask > 0o777 {
+			return nil, fmt.Errorf("process.user.umask %#o is not a permission mask (0 to 0777)", *sp.User.Umask)
+		}
+		umask := *sp.User.Umask
+		p.User.Umask = &umask
+	}
+	if sp.ConsoleSize != nil {
+		p.ConsoleWidth = sp.ConsoleSize.Width
+		p.ConsoleHeight = sp.ConsoleSize.Height
+	}
+	if sp.OOMScoreAdj != nil {
+		adj := *sp.OOMScoreAdj
+		if adj < -1000 || adj > 1000 {
+			return nil, fmt.Errorf("process.oomScoreAdj %d is out of range -1000 to 1000", adj)
+		}
+		p.OOMScoreAdj = &adj
+	}
+	var err error
+	if sp.Capabilities != nil {
+		if p.Capabilities, err = convertCapabilities(sp.Capabilities, warnf); err != nil {
+			return nil, err
+		}
+	}
+	if p.Rlimits, err = convertRlimits(sp.Rlimits); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func convertCapabilities(sc *specs.LinuxCapabilities, warnf func(string, ...any)) (*libbox.Capabilities, error) {
+	last, err := host.capLastCap()
+	if err != nil {
+		warnf("capabilities not checked against the running kernel: %v", err)
+		last = math.MaxInt
+	}
+	check := func(set string, names []string) ([]string, error) {
+		for _, name := range names {
+			n, ok := capabilities[name]
+			if !ok {
+				return nil, fmt.Errorf("process.capabilities.%s: unknown capability %q (names look like CAP_CHOWN)", set, name)
+			}
+			if n > last {
+				return nil, fmt.Errorf("process.capabilities.%s: capability %s is not supported by the running kernel (its last capability is number %d)", set, name, last)
+			}
+		}
+		return append([]string(nil), names...), nil
+	}
+	c := &libbox.Capabilities{}
+	for _, s := range []struct {
+		name string
+		in   []string
+		out  *[]string
+	}{
+		{"bounding", sc.Bounding, &c.Bounding},
+		{"effective", sc.Effective, &c.Effective},
+		{"inheritable", sc.Inheritable, &c.Inheritable},
+		{"permitted", sc.Permitted, &c.Permitted},
+		{"ambient", sc.Ambient, &c.Ambient},
+	} {
+		if *s.out, err = check(s.name, s.in); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func convertRlimits(in []specs.POSIXRlimit) ([]libbox.Rlimit, error) {
+	var out []libbox.Rlimit
+	seen := map[string]bool{}
+	for _, r := range in {
+		n, ok := rlimits[r.Type]
+		if !ok {
+			return nil, fmt.Errorf("process.rlimits: unknown rlimit type %q", r.Type)
+		}
+		if seen[r.Type] {
+			return nil, fmt.Errorf("process.rlimits: duplicate rlimit type %s", r.Type)
+		}
+		seen[r.Type] = true
+		if r.Soft > r.Hard {
+			return nil, fmt.Errorf("process.rlimits: %s soft limit %d exceeds hard limit %d", r.Type, r.Soft, r.Hard)
+		}
+		out = append(out, libbox.Rlimit{Type: n, Hard: r.Hard, Soft: r.Soft})
+	}
+	return out, nil
+}
+
+func hasNS(c *libbox.Config, t libbox.NamespaceType) bool {
+	_, ok := c.NamespaceOf(t)
+	return ok
+}
+
+// convertNamespaces fills in Namespaces and the id mappings, and checks that
+// the process's ids are mapped.
+func convertNamespaces(c *libbox.Config, l *specs.Linux, opts Options) error {
+	for i, ns := range l.Namespaces {
+		t, ok := namespaceTypes[ns.Type]
+		if !ok {
+			return fmt.Errorf("linux.namespaces[%d]: unknown namespace type %q", i, ns.Type)
+		}
+		if hasNS(c, t) {
+			return fmt.Errorf("linux.namespaces: duplicate namespace type %q", ns.Type)
+		}
+		if ns.Path != "" && !filepath.IsAbs(ns.Path) {
+			return fmt.Errorf("linux.namespaces[%d]: %s namespace path %q must be absolute", i, ns.Type, ns.Path)
+		}
+		c.Namespaces = append(c.Namespaces, libbox.Namespace{Type: t, Path: ns.Path})
+	}
+	// Without a mount namespace every mount, pivot_root and mask of the
+	// container set-up would happen in the runtime's own namespace.
+	if !hasNS(c, libbox.NEWNS) {
+		return errors.New("linux.namespaces has no mount namespace: add {\"type\": \"mount\"}")
+	}
+
+	userns, hasUser := c.NamespaceOf(libbox.NEWUSER)
+	hasMaps := len(l.UIDMappings) > 0 || len(l.GIDMappings) > 0
+	switch {
+	case !hasUser && opts.Rootless:
+		return errors.New("rootless container requires a user namespace: add {\"type\": \"user\"} to linux.namespaces")
+	case !hasUser && hasMaps:
+		return errors.New("linux.uidMappings and linux.gidMappings need a user namespace: add {\"type\": \"user\"} to linux.namespaces")
+	case !hasUser:
+		return nil
+	case userns.Path != "":
+		// Joining: the namespace's own mappings apply. Some engines
+		// (containerd, CRI-O) pass matching mappings as well; keep them
+		// for computing host ids, they are never written.
+		c.UIDMappings = toIDMaps(l.UIDMappings)
+		c.GIDMappings = toIDMaps(l.GIDMappings)
+		return nil
+	case !hasMaps && opts.Rootless:
+		// The kernel lets an unprivileged process map its own euid/egid,
+		// and nothing else without newuidmap/newgidmap.
+		c.UIDMappings = []libbox.IDMap{{ContainerID: 0, HostID: uint32(os.Geteuid()), Size: 1}}
+		c.GIDMappings = []libbox.IDMap{{ContainerID: 0, HostID: uint32(os.Getegid()), Size: 1}}
+	case !hasMaps:
+		return errors.New("a new user namespace needs linux.uidMappings and linux.gidMappings")
+	case len(l.UIDMappings) == 0 || len(l.GIDMappings) == 0:
+		return errors.New("linux.uidMappings and linux.gidMappings must both be set for a new user namespace")
+	default:
+		if err := checkIDMaps("linux.uidMappings", l.UIDMappings); err != nil {
+			return err
+		}
+		if err := checkIDMaps("linux.gidMappings", l.GIDMappings); err != nil {
+			return err
+		}
+		c.UIDMappings = toIDMaps(l.UIDMappings)
+		c.GIDMappings = toIDMaps(l.GIDMappings)
+	}
+
+	// An unmapped id makes setuid/setgid fail with a bare EINVAL in the
+	// container's init; say which id and which field instead.
+	u := c.Process.User
+	if !mapped(c.UIDMappings, u.UID) {
+		return fmt.Errorf("process.user.uid %d is not mapped by linux.uidMappings", u.UID)
+	}
+	for _, g := range append([]uint32{u.GID}, u.AdditionalGids...) {
+		if !mapped(c.GIDMappings, g) {
+			return fmt.Errorf("process.user gid %d is not mapped by linux.gidMappings", g)
+		}
+	}
+	return nil
+}
+
+func toIDMaps(in []specs.LinuxIDMapping) []libbox.IDMap {
+	var out []libbox.IDMap
+	for _, m := range in {
+		out = append(out, libbox.IDMap{ContainerID: m.ContainerID, HostID: m.HostID, Size: m.Size})
+	}
+	return out
+}
+
+// checkIDMaps rejects what the kernel would reject when uid_map is written,
+// with the field named.
+func checkIDMaps(field string, maps []specs.LinuxIDMapping) error {
+	for i, m := range maps {
+		if m.Size == 0 {
+			return fmt.Errorf("%s[%d]: size must be at least 1", field, i)
+		}
+		if uint64(m.ContainerID)+uint64(m.Size) > 1<<32 || uint64(m.HostID)+uint64(m.Size) > 1<<32 {
+			return fmt.Errorf("%s[%d]: range overflows 32-bit ids", field, i)
+		}
+		for j := range i {
+			o := maps[j]
+			if m.ContainerID < o.ContainerID+o.Size && o.ContainerID < m.ContainerID+m.Size {
+				return fmt.Errorf("%s[%d]: container ids overlap entry %d", field, i, j)
+			}
+		}
+	}
+	return nil
+}
+
+func mapped(maps []libbox.IDMap, id uint32) bool {
+	for _, m := range maps {
+		if id >= m.ContainerID && uint64(id) < uint64(m.ContainerID)+uint64(m.Size) {
+			return true
+		}
+	}
+	return false
+}
+
+func convertDevice(sd specs.LinuxDevice) (libbox.Device, error) {
+	var d libbox.Device
+	switch sd.Type {
+	case "c", "u":
+		d.Type = 'c'
+	case "b":
+		d.Type = 'b'
+	case "p":
+		d.Type = 'p'
+	default:
+		return d, fmt.Errorf("type %q is not one of c, u, b, p", sd.Type)
+	}
+	if sd.Path == "" || !filepath.IsAbs(sd.Path) || strings.IndexByte(sd.Path, 0) >= 0 {
+		return d, errors.New("path must be an absolute path")
+	}
+	d.Path = filepath.Clean(sd.Path)
+	if d.Type != 'p' && (sd.Major < 0 || sd.Minor < 0) {
+		return d, fmt.Errorf("major and minor must not be negative, got %d:%d", sd.Major, sd.Minor)
+	}
+	d.Major, d.Minor = sd.Major, sd.Minor
+	d.FileMode = 0o666
+	if sd.FileMode != nil {
+		// Engines fill this in from os.Stat of the host node, so it may
+		// carry Go's type bits or S_IFCHR; only the permissions count.
+		d.FileMode = sd.FileMode.Perm()
+	}
+	if sd.UID != nil {
+		d.UID = *sd.UID
+	}
+	if sd.GID != nil {
+		d.GID = *sd.GID
+	}
+	return d, nil
+}
+
+func containerPaths(field string, in []string) ([]string, error) {
+	var out []string
+	for _, p := range in {
+		if !filepath.IsAbs(p) || strings.IndexByte(p, 0) >= 0 {
+			return nil, fmt.Errorf("%s: %q must be an absolute path", field, p)
+		}
+		out = append(out, filepath.Clean(p))
+	}
+	return out, nil
+}
+
+func convertHooks(h *specs.Hooks) (libbox.Hooks, error) {
+	var out libbox.Hooks
+	for _, k := range []struct {
+		name string
+		in   []specs.Hook
+		out  *[]libbox.Hook
+	}{
+		{"prestart", h.Prestart, &out.Prestart}, //nolint:staticcheck // deprecated, still honoured (runtime-spec)
+		{"createRuntime", h.CreateRuntime, &out.CreateRuntime},
+		{"createContainer", h.CreateContainer, &out.CreateContainer},
+		{"startContainer", h.StartContainer, &out.StartContainer},
+		{"poststart", h.Poststart, &out.Poststart},
+		{"poststop", h.Poststop, &out.Poststop},
+	} {
+		for i, sh := range k.in {
+			if !filepath.IsAbs(sh.Path) {
+				return out, fmt.Errorf("hooks.%s[%d]: path %q must be absolute", k.name, i, sh.Path)
+			}
+			hook := libbox.Hook{
+				Path: sh.Path,
+				Args: append([]string(nil), sh.Args...),
+				Env:  append([]string(nil), sh.Env...),
+			}
+			if sh.Timeout != nil {
+				if *sh.Timeout <= 0 || int64(*sh.Timeout) > math.MaxInt64/int64(time.Second) {
+					return out, fmt.Errorf("hooks.%s[%d]: timeout must be a positive number of seconds, got %d", k.name, i, *sh.Timeout)
+				}
+				hook.Timeout = time.Duration(*sh.Timeout) * time.Second
+			}
+			*k.out = append(*k.out, hook)
+		}
+	}
+	return out, nil
+}
