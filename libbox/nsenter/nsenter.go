@@ -1,0 +1,139 @@
+// Package nsenter joins and creates namespaces for "nanobox-runc init" before
+// the Go runtime starts: setns into user and mount namespaces and
+// unshare(CLONE_NEWUSER) are refused to a multi-threaded process, and a Go
+// process is multi-threaded from its first instruction.
+//
+// Importing the package (for its side effect, in the main package) links in
+// a C constructor (nsexec.c) that runs before the Go runtime in every
+// invocation of the binary. Unless the environment variable EnvInitPipe is
+// set it returns at once. When it is set, its value is the number of an
+// inherited AF_UNIX SOCK_SEQPACKET socket, and the constructor speaks this
+// protocol over it (one message per line below; "parent" is the runtime
+// process that started the binary):
+//
+//	parent -> bootstrap message (BootstrapMessage), at most MaxBootstrapSize
+//	          bytes of "key=value\n" lines:
+//	            clone=<decimal CLONE_NEW* flags of namespaces to create>
+//	            join=<kind>:<path>    (zero or more; kinds as Kind returns)
+//	1. every join path is opened, then joined with setns: user first (and
+//	   then setresgid 0, setgroups none, setresuid 0), then ipc, uts, net,
+//	   pid, cgroup, time, mnt. A user namespace we are already in is skipped.
+//	   While joining, the process is non-dumpable (PR_SET_DUMPABLE 0).
+//	2. if clone has CLONE_NEWUSER: unshare(CLONE_NEWUSER), then
+//	   child  -> "usermap"     parent writes /proc/<pid>/{uid,gid}_map
+//	                           of the process it started
+//	   parent -> "usermap-ok"  anything else: the child exits 1 silently
+//	   then setresgid 0, setgroups none (EPERM ignored), setresuid 0.
+//	3. unshare(clone &^ CLONE_NEWUSER), if non-zero.
+//	4. clone(CLONE_PARENT|SIGCHLD): init is a child of the parent, and pid 1
+//	   of a new pid namespace if one was created in step 3.
+//	   child  -> "pid=<init's pid in the parent's pid namespace>"
+//	   and the process the parent started exits 0. Init waits until that
+//	   message is sent, then returns from the constructor into the Go
+//	   runtime, with the socket still open and its flags untouched.
+//	on any failure:
+//	   child  -> "error=<step>: <reason>", e.g.
+//	             "error=setns net /proc/123/ns/net: invalid argument",
+//	             and the process the parent started exits 1.
+//
+// The Go side of the protocol is pure Go: BootstrapMessage, ParseReply and
+// Kind. The package must be built with cgo; without it nothing would enter
+// the namespaces, so a build without cgo fails instead.
+package nsenter
+
+/*
+#cgo CFLAGS: -Wall -Wextra -Wno-unused-parameter
+*/
+import "C"
+
+import (
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	// EnvInitPipe names the environment variable holding the fd number of
+	// the init socket.
+	EnvInitPipe = "_NANOBOX_INITPIPE"
+	// MaxBootstrapSize is the largest bootstrap message accepted.
+	MaxBootstrapSize = 64 << 10
+
+	// Messages and reply kinds.
+	MsgUsermap   = "usermap"
+	MsgUsermapOK = "usermap-ok"
+	MsgPid       = "pid"
+	MsgError     = "error"
+)
+
+// Join is a namespace to join: Kind as returned by Kind ("net", "mnt", ...)
+// and the path of a namespace file such as /proc/123/ns/net.
+type Join struct {
+	Kind, Path string
+}
+
+type nsType struct {
+	kind string
+	flag uintptr
+}
+
+var ociTypes = map[string]nsType{
+	"network": {"net", unix.CLONE_NEWNET},
+	"mount":   {"mnt", unix.CLONE_NEWNS},
+	"pid":     {"pid", unix.CLONE_NEWPID},
+	"ipc":     {"ipc", unix.CLONE_NEWIPC},
+	"uts":     {"uts", unix.CLONE_NEWUTS},
+	"user":    {"user", unix.CLONE_NEWUSER},
+	"cgroup":  {"cgroup", unix.CLONE_NEWCGROUP},
+	"time":    {"time", unix.CLONE_NEWTIME},
+}
+
+// Kind maps an OCI namespace type ("network", "mount", ...) to the kind used
+// in Join ("net", "mnt", ...) and its CLONE_NEW* flag.
+func Kind(ociType string) (kind string, flag uintptr, ok bool) {
+	t, ok := ociTypes[ociType]
+	return t.kind, t.flag, ok
+}
+
+func validKind(kind string) bool {
+	for _, t := range ociTypes {
+		if t.kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// BootstrapMessage encodes the bootstrap message: the namespaces to create
+// (CLONE_NEW* flags) and those to join, in any order. A join the protocol
+// cannot carry (unknown kind, empty path, a path with a newline or NUL) is
+// encoded so that the child fails with a "bootstrap: ..." error naming it,
+// which comes back like any other error.
+func BootstrapMessage(cloneFlags uintptr, joins []Join) []byte {
+	var b strings.Builder
+	b.WriteString("clone=")
+	b.WriteString(strconv.FormatUint(uint64(cloneFlags), 10))
+	b.WriteByte('\n')
+	for _, j := range joins {
+		switch {
+		case !validKind(j.Kind):
+			b.WriteString("invalid=unknown namespace kind " + strconv.Quote(j.Kind) + "\n")
+		case j.Path == "":
+			b.WriteString("invalid=empty path to join for " + j.Kind + "\n")
+		case strings.ContainsAny(j.Path, "\n\x00"):
+			b.WriteString("invalid=path to join for " + j.Kind + " " + strconv.Quote(j.Path) + " contains a newline or NUL\n")
+		default:
+			b.WriteString("join=" + j.Kind + ":" + j.Path + "\n")
+		}
+	}
+	return []byte(b.String())
+}
+
+// ParseReply splits a message from the child into its kind and value:
+// "usermap" gives ("usermap", ""), "pid=123" gives ("pid", "123") and
+// "error=text" gives ("error", "text").
+func ParseReply(msg []byte) (kind string, value string) {
+	kind, value, _ = strings.Cut(string(msg), "=")
+	return kind, value
+}

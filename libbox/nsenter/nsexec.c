@@ -1,0 +1,403 @@
+// The nsenter stage of "nanobox-runc init": a constructor that runs before
+// the Go runtime starts (and so while the process is still single-threaded),
+// joins and creates namespaces, and forks the container's init.
+//
+// It does nothing unless _NANOBOX_INITPIPE is set. The protocol over that
+// fd (an AF_UNIX SOCK_SEQPACKET socket) is described in nsenter.go.
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef NS_GET_NSTYPE
+#define NS_GET_NSTYPE _IO(0xb7, 0x3)
+#endif
+
+#define NANOBOX_ENV_INITPIPE "_NANOBOX_INITPIPE"
+#define NANOBOX_MAX_BOOTSTRAP (64 * 1024)
+
+#define NANOBOX_NS_FLAGS                                                   \
+	(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC |       \
+	 CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWCGROUP | CLONE_NEWTIME)
+
+struct nb_kind {
+	const char *name;
+	int flag;
+};
+
+// Namespace kinds in the order they are joined: user first (it grants the
+// capabilities needed for the others), mnt last (it changes path
+// resolution; all paths are opened before any join anyway).
+static const struct nb_kind nb_kinds[] = {
+	{"user", CLONE_NEWUSER}, {"ipc", CLONE_NEWIPC},
+	{"uts", CLONE_NEWUTS},   {"net", CLONE_NEWNET},
+	{"pid", CLONE_NEWPID},   {"cgroup", CLONE_NEWCGROUP},
+	{"time", CLONE_NEWTIME}, {"mnt", CLONE_NEWNS},
+};
+#define NB_NKINDS ((int)(sizeof(nb_kinds) / sizeof(nb_kinds[0])))
+#define NB_USER 0
+
+static int nb_pipe = -1;
+
+// The bootstrap message, one byte more than the limit so that the
+// terminating NUL always fits. In .bss: costs nothing unless touched.
+static char nb_msg[NANOBOX_MAX_BOOTSTRAP + 1];
+
+static int nb_send(const char *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = send(nb_pipe, buf, len, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+// nb_strerror is strerror in Go's style: "invalid argument", not
+// "Invalid argument".
+static const char *nb_strerror(int err)
+{
+	static char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s", strerror(err));
+	if (buf[0] >= 'A' && buf[0] <= 'Z')
+		buf[0] += 'a' - 'A';
+	return buf;
+}
+
+// nb_fail sends "error=<text>" to the parent and exits 1. If the socket is
+// unusable the text goes to stderr instead, the only place left.
+static void nb_vfail(int err, const char *fmt, va_list ap)
+	__attribute__((noreturn, format(printf, 2, 0)));
+static void nb_vfail(int err, const char *fmt, va_list ap)
+{
+	char buf[8192];
+	size_t n;
+
+	n = (size_t)snprintf(buf, sizeof(buf), "error=");
+	vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+	n = strlen(buf);
+	if (err != 0) {
+		snprintf(buf + n, sizeof(buf) - n, ": %s", nb_strerror(err));
+		n = strlen(buf);
+	}
+	if (nb_pipe < 0 || nb_send(buf, n) < 0) {
+		ssize_t unused __attribute__((unused));
+		unused = write(2, "nanobox-runc init: ", 19);
+		unused = write(2, buf + 6, n - 6);
+		unused = write(2, "\n", 1);
+	}
+	_exit(1);
+}
+
+static void nb_fail(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+static void nb_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	nb_vfail(0, fmt, ap);
+}
+
+// nb_bail is nb_fail with ": <strerror(errno)>" appended.
+static void nb_bail(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+static void nb_bail(const char *fmt, ...)
+{
+	int err = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	nb_vfail(err, fmt, ap);
+}
+
+static const char *nb_kind_name(int flag)
+{
+	for (int i = 0; i < NB_NKINDS; i++)
+		if (nb_kinds[i].flag == flag)
+			return nb_kinds[i].name;
+	return NULL;
+}
+
+// nb_parse reads the bootstrap lines in nb_msg (NUL-terminated, len bytes).
+static void nb_parse(size_t len, unsigned long *clone_flags, char *paths[NB_NKINDS])
+{
+	char *line, *next;
+	int seen_clone = 0;
+
+	if (memchr(nb_msg, '\0', len) != NULL)
+		nb_fail("bootstrap: message contains a NUL byte");
+	nb_msg[len] = '\0';
+	for (line = nb_msg; *line != '\0'; line = next) {
+		char *nl = strchr(line, '\n'), *key, *val;
+
+		if (nl != NULL) {
+			*nl = '\0';
+			next = nl + 1;
+		} else {
+			next = line + strlen(line);
+		}
+		if (*line == '\0')
+			continue;
+		key = line;
+		val = strchr(line, '=');
+		if (val == NULL)
+			nb_fail("bootstrap: malformed line \"%.200s\"", line);
+		*val++ = '\0';
+
+		if (strcmp(key, "clone") == 0) {
+			char *end;
+			unsigned long v;
+
+			if (seen_clone++)
+				nb_fail("bootstrap: clone given twice");
+			errno = 0;
+			v = strtoul(val, &end, 10);
+			if (*val < '0' || *val > '9' || *end != '\0' || errno != 0)
+				nb_fail("bootstrap: bad clone flags \"%.200s\"", val);
+			if (v & ~(unsigned long)NANOBOX_NS_FLAGS)
+				nb_fail("bootstrap: clone flags %#lx are not namespace flags",
+					v & ~(unsigned long)NANOBOX_NS_FLAGS);
+			*clone_flags = v;
+		} else if (strcmp(key, "join") == 0) {
+			char *path = strchr(val, ':');
+			int i;
+
+			if (path == NULL)
+				nb_fail("bootstrap: malformed join \"%.200s\"", val);
+			*path++ = '\0';
+			for (i = 0; i < NB_NKINDS; i++)
+				if (strcmp(val, nb_kinds[i].name) == 0)
+					break;
+			if (i == NB_NKINDS)
+				nb_fail("bootstrap: unknown namespace kind \"%.200s\"", val);
+			if (*path == '\0')
+				nb_fail("bootstrap: empty path to join for %s", val);
+			if (paths[i] != NULL)
+				nb_fail("bootstrap: %s namespace joined twice", val);
+			paths[i] = path;
+		} else if (strcmp(key, "invalid") == 0) {
+			// Written by BootstrapMessage for input it cannot encode.
+			nb_fail("bootstrap: %.4000s", val);
+		} else {
+			nb_fail("bootstrap: unknown key \"%.200s\"", key);
+		}
+	}
+}
+
+static void nb_become_root(void)
+{
+	if (setresgid(0, 0, 0) < 0)
+		nb_bail("setresgid 0");
+	// Denied (EPERM) when /proc/<pid>/setgroups is "deny": rootless.
+	if (setgroups(0, NULL) < 0 && errno != EPERM)
+		nb_bail("setgroups");
+	if (setresuid(0, 0, 0) < 0)
+		nb_bail("setresuid 0");
+}
+
+static int nb_same_file(int fd, const char *path)
+{
+	struct stat a, b;
+
+	if (fstat(fd, &a) < 0 || stat(path, &b) < 0)
+		return 0;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static void nb_join(char *paths[NB_NKINDS])
+{
+	int fds[NB_NKINDS];
+
+	// Open them all first: joining mnt (or user, for permissions) changes
+	// what the remaining paths would resolve to.
+	for (int i = 0; i < NB_NKINDS; i++) {
+		fds[i] = -1;
+		if (paths[i] == NULL)
+			continue;
+		fds[i] = open(paths[i], O_RDONLY | O_CLOEXEC);
+		if (fds[i] < 0)
+			nb_bail("open %s %s", nb_kinds[i].name, paths[i]);
+	}
+	for (int i = 0; i < NB_NKINDS; i++) {
+		if (fds[i] < 0)
+			continue;
+		// setns into the user namespace we are already in is EINVAL;
+		// it is also a no-op, so skip it (and the credential change).
+		if (i == NB_USER && nb_same_file(fds[i], "/proc/self/ns/user")) {
+			close(fds[i]);
+			continue;
+		}
+		if (setns(fds[i], nb_kinds[i].flag) < 0) {
+			int err = errno;
+			int type = ioctl(fds[i], NS_GET_NSTYPE);
+			int ioctl_err = errno;
+			const char *is = type > 0 ? nb_kind_name(type) : NULL;
+
+			// EINVAL alone does not say why: tell a file of another
+			// kind of namespace, or no namespace at all, apart.
+			if (err == EINVAL && is != NULL && type != nb_kinds[i].flag)
+				nb_fail("setns %s %s: %s (it is a %s namespace)",
+					nb_kinds[i].name, paths[i], nb_strerror(err), is);
+			if (err == EINVAL && type < 0 && ioctl_err == ENOTTY)
+				nb_fail("setns %s %s: %s (not a namespace file)",
+					nb_kinds[i].name, paths[i], nb_strerror(err));
+			errno = err;
+			nb_bail("setns %s %s", nb_kinds[i].name, paths[i]);
+		}
+		close(fds[i]);
+		if (i == NB_USER)
+			nb_become_root();
+	}
+}
+
+static void nb_unshare(unsigned long flags)
+{
+	char names[128] = "";
+
+	if (unshare((int)flags) == 0)
+		return;
+	for (int i = 0; i < NB_NKINDS; i++) {
+		if (!(flags & (unsigned long)nb_kinds[i].flag))
+			continue;
+		if (names[0] != '\0')
+			strcat(names, ",");
+		strcat(names, nb_kinds[i].name);
+	}
+	nb_bail("unshare %s", names);
+}
+
+// nb_clone_parent forks like fork(2) but makes the child a sibling of the
+// caller (CLONE_PARENT): a raw clone, so no atfork handlers run, and no
+// glibc function that caches the pid or tid may be trusted in the child
+// afterwards (glibc >= 2.25 caches no pid; getpid() is a real syscall).
+static pid_t nb_clone_parent(void)
+{
+#if defined(__s390__) || defined(__CRIS__)
+	return (pid_t)syscall(SYS_clone, 0, CLONE_PARENT | SIGCHLD, 0, 0, 0);
+#else
+	return (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);
+#endif
+}
+
+__attribute__((constructor)) static void nanobox_nsenter(void)
+{
+	const char *env = getenv(NANOBOX_ENV_INITPIPE);
+	char *paths[NB_NKINDS] = {0};
+	unsigned long clone_flags = 0;
+	int any_join = 0, sync[2];
+	char *end;
+	long fd;
+	ssize_t n;
+	pid_t pid;
+
+	if (env == NULL)
+		return;
+
+	errno = 0;
+	fd = strtol(env, &end, 10);
+	if (*env < '0' || *env > '9' || *end != '\0' || errno != 0 || fd > INT_MAX)
+		nb_fail("bad %s=%.64s", NANOBOX_ENV_INITPIPE, env);
+	if (fcntl((int)fd, F_GETFD) < 0)
+		nb_bail("%s=%ld", NANOBOX_ENV_INITPIPE, fd);
+	nb_pipe = (int)fd;
+
+	// One message; MSG_TRUNC makes recv return its real length.
+	do
+		n = recv(nb_pipe, nb_msg, sizeof(nb_msg), MSG_TRUNC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		nb_bail("bootstrap: read init pipe");
+	if (n == 0)
+		nb_fail("bootstrap: empty message or init pipe closed");
+	if (n > NANOBOX_MAX_BOOTSTRAP)
+		nb_fail("bootstrap: message of %zd bytes is over the limit of %d",
+			n, NANOBOX_MAX_BOOTSTRAP);
+	nb_parse((size_t)n, &clone_flags, paths);
+
+	// Step 1: join. While in namespaces owned by someone else (the
+	// container), nobody there may ptrace us or open our /proc files.
+	for (int i = 0; i < NB_NKINDS; i++)
+		any_join |= paths[i] != NULL;
+	if (any_join && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		nb_bail("prctl set non-dumpable");
+	nb_join(paths);
+
+	// Step 2: a new user namespace, mapped by the parent.
+	if (clone_flags & CLONE_NEWUSER) {
+		char reply[16];
+
+		if (unshare(CLONE_NEWUSER) < 0)
+			nb_bail("unshare user");
+		// The parent opens /proc/<pid>/uid_map: it must be ours to open.
+		if (any_join && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+			nb_bail("prctl set dumpable");
+		if (nb_send("usermap", 7) < 0)
+			_exit(1);
+		do
+			n = recv(nb_pipe, reply, sizeof(reply), MSG_TRUNC);
+		while (n < 0 && errno == EINTR);
+		if (n != 10 || memcmp(reply, "usermap-ok", 10) != 0)
+			_exit(1);
+		if (any_join && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+			nb_bail("prctl set non-dumpable");
+		nb_become_root();
+	}
+
+	// Step 3: the other new namespaces (pid and time apply to children).
+	if (clone_flags & ~(unsigned long)CLONE_NEWUSER)
+		nb_unshare(clone_flags & ~(unsigned long)CLONE_NEWUSER);
+
+	// Step 4: fork init as a child of our parent. init waits until the
+	// parent has its pid, so that "pid=" comes before anything init sends.
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) < 0)
+		nb_bail("socketpair");
+	pid = nb_clone_parent();
+	if (pid < 0)
+		nb_bail("clone init");
+	if (pid == 0) {
+		char c;
+
+		close(sync[1]);
+		do
+			n = read(sync[0], &c, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1)
+			_exit(1); // the intermediate could not report our pid
+		close(sync[0]);
+		return; // on to the Go runtime, as init
+	}
+	close(sync[0]);
+	{
+		char buf[32];
+		int len = snprintf(buf, sizeof(buf), "pid=%d", (int)pid);
+
+		if (nb_send(buf, (size_t)len) < 0)
+			_exit(1); // init reads EOF on sync and exits too
+	}
+	if (send(sync[1], "1", 1, MSG_NOSIGNAL) != 1)
+		_exit(1);
+	_exit(0);
+}
