@@ -1,0 +1,674 @@
+package libbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox/nsenter"
+)
+
+// Runtime is a state root: one directory per container.
+type Runtime struct {
+	// Root is the state directory (e.g. /run/nanobox-runc).
+	Root string
+	// Rootless is true when the runtime runs without root on the host.
+	Rootless bool
+}
+
+// Container is a handle on one container's state directory.
+type Container struct {
+	rt  *Runtime
+	dir string
+	st  *persisted
+}
+
+// CreateOpts are the per-invocation settings of create and run.
+type CreateOpts struct {
+	// ConsoleSocket is a connected AF_UNIX socket the pty master is sent
+	// over when the process has a terminal.
+	ConsoleSocket *os.File
+	// PreserveFDs passes the caller's fds 3..3+N-1 to the process.
+	PreserveFDs int
+	// Stdin, Stdout, Stderr of init; nil means the caller's own.
+	Stdin, Stdout, Stderr *os.File
+}
+
+// ID returns the container id.
+func (c *Container) ID() string { return c.st.ID }
+
+// Config returns the container's configuration.
+func (c *Container) Config() *Config { return c.st.Config }
+
+// Pid returns init's pid in the runtime's pid namespace.
+func (c *Container) Pid() int { return c.st.InitPid }
+
+func (r *Runtime) dir(id string) string { return filepath.Join(r.Root, id) }
+
+// Load opens an existing container.
+func (r *Runtime) Load(id string) (*Container, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	dir := r.dir(id)
+	st, err := readState(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("container %s %w", id, ErrNotExist)
+		}
+		return nil, fmt.Errorf("container %s: %w", id, err)
+	}
+	if st.ID != id {
+		return nil, fmt.Errorf("container %s: %w: state.json names %q", id, ErrInvalidState, st.ID)
+	}
+	return &Container{rt: r, dir: dir, st: st}, nil
+}
+
+// List returns the ids of the containers under the root, sorted.
+func (r *Runtime) List() ([]string, error) {
+	ents, err := os.ReadDir(r.Root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list %s: %w", r.Root, err)
+	}
+	var ids []string
+	for _, e := range ents {
+		if !e.IsDir() || ValidateID(e.Name()) != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(r.Root, e.Name(), stateFile)); err != nil {
+			continue // being created, or half-deleted
+		}
+		ids = append(ids, e.Name())
+	}
+	return ids, nil
+}
+
+// Status derives the container's status from its init process and the exec
+// fifo: nothing stored can go stale.
+func (c *Container) Status() Status {
+	ps, err := readProcStat(c.st.InitPid)
+	if err != nil || ps.StartTime != c.st.InitStartTime || ps.State == 'Z' || ps.State == 'X' {
+		return Stopped
+	}
+	if _, err := os.Lstat(filepath.Join(c.dir, fifoName)); err == nil {
+		return Created
+	}
+	return Running
+}
+
+// State returns the OCI state of the container.
+func (c *Container) State() *OCIState {
+	status := c.Status()
+	s := &OCIState{
+		OCIVersion:  c.st.Config.OCIVersion,
+		ID:          c.st.ID,
+		Status:      status,
+		Bundle:      c.st.Config.Bundle,
+		Rootfs:      c.st.Config.Rootfs,
+		Created:     c.st.Created,
+		Owner:       c.st.Owner,
+		Annotations: c.st.Config.Annotations,
+	}
+	if status != Stopped {
+		s.Pid = c.st.InitPid
+	}
+	return s
+}
+
+// Create sets a container up completely: namespaces, mounts, devices, the
+// process's credentials. Its init then waits for Start. On failure nothing
+// is left behind: no state directory, no process.
+func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container, retErr error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(r.Root, 0o711); err != nil {
+		return nil, fmt.Errorf("create state root %s: %w", r.Root, err)
+	}
+	dir := r.dir(id)
+	if err := os.Mkdir(dir, 0o711); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("container %s %w", id, ErrExist)
+		}
+		return nil, fmt.Errorf("create state directory: %w", err)
+	}
+	c := &Container{rt: r, dir: dir}
+	var p *initProcess
+	defer func() {
+		if retErr == nil {
+			return
+		}
+		if p != nil {
+			p.kill()
+		}
+		_ = os.RemoveAll(dir)
+	}()
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+
+	p, err = startInit(r, id, dir, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.st = &persisted{
+		ID:            id,
+		InitPid:       p.pid,
+		InitStartTime: p.startTime,
+		Created:       p.created,
+		Owner:         ownerName(),
+		Config:        cfg,
+	}
+	if err := writeState(dir, c.st); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func ownerName() string {
+	uid := os.Geteuid()
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		return u.Username
+	}
+	return strconv.Itoa(uid)
+}
+
+// Start lets a created container's init execute the user program.
+func (c *Container) Start() error {
+	lock, err := lockDir(c.dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	switch s := c.Status(); s {
+	case Created:
+	case Stopped:
+		return fmt.Errorf("container %s %w: a stopped container cannot be started again", c.st.ID, ErrStopped)
+	default:
+		return fmt.Errorf("container %s %w (it is %s)", c.st.ID, ErrNotCreated, s)
+	}
+	fifo := filepath.Join(c.dir, fifoName)
+	// init holds the fifo open for reading and blocks in read(2) until
+	// this byte arrives. O_NONBLOCK: with no reader (init died) the open
+	// fails with ENXIO instead of hanging.
+	fd, err := unix.Open(fifo, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENXIO) {
+			return fmt.Errorf("container %s: init exited before it could start", c.st.ID)
+		}
+		return fmt.Errorf("open exec fifo: %w", err)
+	}
+	_, err = unix.Write(fd, []byte{'1'})
+	unix.Close(fd)
+	if err != nil {
+		return fmt.Errorf("container %s: signal init to start: %w", c.st.ID, err)
+	}
+	// The fifo's absence is what marks the container as running.
+	if err := os.Remove(fifo); err != nil {
+		return fmt.Errorf("remove exec fifo: %w", err)
+	}
+	if hooks := c.st.Config.Hooks.Poststart; len(hooks) > 0 {
+		// OCI: a failing poststart hook is logged; the container runs on.
+		if err := runHooks("poststart", hooks, marshalState(c.State())); err != nil {
+			return &WarningError{Err: err}
+		}
+	}
+	return nil
+}
+
+// WarningError is an error the operation survived: it completed, and the
+// caller should log Err as a warning.
+type WarningError struct{ Err error }
+
+func (w *WarningError) Error() string { return w.Err.Error() }
+func (w *WarningError) Unwrap() error { return w.Err }
+
+// pidfd opens init's pidfd and checks it is still the same process (the pid
+// was not recycled), so signals can never reach a stranger.
+func (c *Container) pidfd() (int, error) {
+	fd, err := unix.PidfdOpen(c.st.InitPid, 0)
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return -1, fmt.Errorf("container %s %w", c.st.ID, ErrNotRunning)
+		}
+		return -1, fmt.Errorf("pidfd_open %d: %w", c.st.InitPid, err)
+	}
+	ps, err := readProcStat(c.st.InitPid)
+	if err != nil || ps.StartTime != c.st.InitStartTime {
+		unix.Close(fd)
+		return -1, fmt.Errorf("container %s %w", c.st.ID, ErrNotRunning)
+	}
+	return fd, nil
+}
+
+// Signal sends sig to init, or with all to every process of the container.
+func (c *Container) Signal(sig unix.Signal, all bool) error {
+	if c.Status() == Stopped {
+		return fmt.Errorf("container %s %w", c.st.ID, ErrNotRunning)
+	}
+	if all {
+		if err := c.signalAll(sig); err != nil {
+			return err
+		}
+	}
+	pidfd, err := c.pidfd()
+	if err != nil {
+		if all && errors.Is(err, ErrNotRunning) {
+			return nil
+		}
+		return err
+	}
+	defer unix.Close(pidfd)
+	if err := unix.PidfdSendSignal(pidfd, sig, nil, 0); err != nil && !(all && errors.Is(err, unix.ESRCH)) {
+		return fmt.Errorf("signal container %s: %w", c.st.ID, err)
+	}
+	return nil
+}
+
+// signalAll signals the container's other processes. With a private pid
+// namespace they are the processes in init's namespace; without one, the
+// container cannot be told apart from the host, and only init is signalled.
+func (c *Container) signalAll(sig unix.Signal) error {
+	if ns, ok := c.st.Config.NamespaceOf(NEWPID); !ok || ns.Path != "" {
+		return nil
+	}
+	var want unix.Stat_t
+	if err := unix.Stat(fmt.Sprintf("/proc/%d/ns/pid", c.st.InitPid), &want); err != nil {
+		return nil // init is gone
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return fmt.Errorf("kill --all: %w", err)
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == c.st.InitPid {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat("/proc/"+e.Name()+"/ns/pid", &st) != nil || st.Ino != want.Ino || st.Dev != want.Dev {
+			continue
+		}
+		_ = unix.Kill(pid, sig)
+	}
+	return nil
+}
+
+// Delete removes a stopped or created container; force also kills a
+// running one. Poststop hooks run last; their failure is a warning.
+func (c *Container) Delete(force bool) error {
+	lock, err := lockDir(c.dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	switch s := c.Status(); s {
+	case Stopped:
+	case Created:
+		// runc deletes a created container without --force: it never ran.
+		if err := c.killAndWait(); err != nil {
+			return err
+		}
+	default:
+		if !force {
+			return fmt.Errorf("container %s %w: stop it first, or use delete --force", c.st.ID, ErrRunning)
+		}
+		if err := c.killAndWait(); err != nil {
+			return err
+		}
+	}
+	var warn error
+	if hooks := c.st.Config.Hooks.Poststop; len(hooks) > 0 {
+		st := c.State()
+		st.Status = Stopped
+		st.Pid = 0
+		warn = runHooks("poststop", hooks, marshalState(st))
+	}
+	if err := os.RemoveAll(c.dir); err != nil {
+		return fmt.Errorf("remove state of %s: %w", c.st.ID, err)
+	}
+	if warn != nil {
+		return &WarningError{Err: warn}
+	}
+	return nil
+}
+
+// killAndWait SIGKILLs every process of the container and waits for init
+// to exit (it may be another process's child, so it is polled, not reaped).
+func (c *Container) killAndWait() error {
+	_ = c.signalAll(unix.SIGKILL)
+	pidfd, err := c.pidfd()
+	if err != nil {
+		return nil // already gone
+	}
+	defer unix.Close(pidfd)
+	if err := unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("kill container %s: %w", c.st.ID, err)
+	}
+	// A pidfd polls readable once the process has exited (zombie included).
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		n, err := unix.Poll(fds, 100)
+		if n > 0 {
+			// Our own child (run): reap it so no zombie stays behind.
+			_, _ = unix.Wait4(c.st.InitPid, nil, unix.WNOHANG, nil)
+			return nil
+		}
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return fmt.Errorf("wait for container %s to exit: %w", c.st.ID, err)
+		}
+	}
+	return fmt.Errorf("container %s: init %d did not exit within 10s of SIGKILL", c.st.ID, c.st.InitPid)
+}
+
+// Wait reaps init, which must be a child of the calling process (it is after
+// Create in the same process: init is cloned with CLONE_PARENT), and returns
+// its wait status.
+func (c *Container) Wait() (unix.WaitStatus, error) {
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(c.st.InitPid, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("wait for container %s: %w", c.st.ID, err)
+		}
+		return ws, nil
+	}
+}
+
+// ExitCode turns a wait status into a shell-style exit code (128+N for a
+// signal).
+func ExitCode(ws unix.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+// initProcess is init as seen from the parent during create.
+type initProcess struct {
+	pid       int
+	startTime uint64
+	created   time.Time
+}
+
+func (p *initProcess) kill() {
+	if p.pid <= 0 {
+		return
+	}
+	if ps, err := readProcStat(p.pid); err == nil && ps.StartTime == p.startTime {
+		_ = unix.Kill(p.pid, unix.SIGKILL)
+		_, _ = unix.Wait4(p.pid, nil, 0, nil)
+	}
+}
+
+// startInit re-executes the runtime binary as the container's init, creates
+// or joins its namespaces (nsenter, before the Go runtime of init starts),
+// writes its id maps, sends it the config and serves its requests until it
+// reports that the container is set up.
+func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (p *initProcess, retErr error) {
+	p = &initProcess{}
+	defer func() {
+		if retErr != nil {
+			p.kill()
+		}
+	}()
+	cloneFlags, joins, err := namespaceFlags(cfg)
+	if err != nil {
+		return p, err
+	}
+	fifo := filepath.Join(dir, fifoName)
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		return p, fmt.Errorf("create exec fifo: %w", err)
+	}
+	// init gets the fifo already open read-write: opening it never blocks,
+	// init needs no access to the path (unreachable after pivot_root, and
+	// owned by us, not by the container's user), and `start` can tell a
+	// dead init (no reader left: ENXIO) from a waiting one.
+	fifoFile, err := os.OpenFile(fifo, os.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return p, fmt.Errorf("open exec fifo: %w", err)
+	}
+	defer fifoFile.Close()
+
+	exe, err := cloneSelfExe()
+	if err != nil {
+		return p, err
+	}
+	defer exe.Close()
+
+	parentSock, childSock, err := newSyncPair()
+	if err != nil {
+		return p, err
+	}
+	sock := &syncSocket{f: parentSock}
+	defer sock.Close()
+
+	files := []*os.File{stdio(opts.Stdin, os.Stdin), stdio(opts.Stdout, os.Stdout), stdio(opts.Stderr, os.Stderr)}
+	for i := 0; i < opts.PreserveFDs; i++ {
+		files = append(files, os.NewFile(uintptr(3+i), "preserved-fd"))
+	}
+	ic := &initConfig{Config: cfg, ID: id, PreserveFds: opts.PreserveFDs, ConsoleSocketFd: -1}
+	add := func(f *os.File) int { files = append(files, f); return len(files) - 1 }
+	syncFd := add(childSock)
+	ic.FifoFd = add(fifoFile)
+	if opts.ConsoleSocket != nil {
+		ic.ConsoleSocketFd = add(opts.ConsoleSocket)
+	}
+	// The memfd is passed at a known slot so that execve of
+	// /proc/self/fd/N in the child names it whatever fds the parent has.
+	ic.ExeFd = add(exe)
+	ic.NewMountNS = cloneFlags&unix.CLONE_NEWNS != 0
+	ic.NewUTSNS = cloneFlags&unix.CLONE_NEWUTS != 0
+
+	proc, err := os.StartProcess("/proc/self/fd/"+strconv.Itoa(ic.ExeFd), []string{"nanobox-runc", "init"}, &os.ProcAttr{
+		Env:   []string{nsenter.EnvInitPipe + "=" + strconv.Itoa(syncFd)},
+		Files: files,
+		Sys:   &syscall.SysProcAttr{},
+	})
+	childSock.Close()
+	if err != nil {
+		return p, fmt.Errorf("start init: %w", err)
+	}
+	// The process just started is the nsenter stage; it forks init and
+	// exits. Reap it whatever happens.
+	stage := proc
+	defer func() { _, _ = stage.Wait() }()
+
+	if err := sock.sendRaw(nsenter.BootstrapMessage(cloneFlags, joins)); err != nil {
+		return p, err
+	}
+	for p.pid == 0 {
+		msg, err := sock.recvRaw()
+		if err != nil {
+			if errors.Is(err, errSyncEOF) {
+				return p, errors.New("container init exited during namespace set-up")
+			}
+			return p, err
+		}
+		kind, val := nsenter.ParseReply(msg)
+		switch kind {
+		case "usermap":
+			if err := writeIDMaps(stage.Pid, cfg, r.Rootless); err != nil {
+				return p, err
+			}
+			if err := sock.sendRaw([]byte("usermap-ok")); err != nil {
+				return p, err
+			}
+		case "pid":
+			pid, err := strconv.Atoi(val)
+			if err != nil || pid <= 0 {
+				return p, fmt.Errorf("nsenter: bad pid %q", val)
+			}
+			p.pid = pid
+		case "error":
+			return p, errors.New(val)
+		default:
+			return p, fmt.Errorf("nsenter: unexpected message %q", msg)
+		}
+	}
+	ps, err := readProcStat(p.pid)
+	if err != nil {
+		return p, fmt.Errorf("container init exited during set-up: %w", err)
+	}
+	p.startTime = ps.StartTime
+	p.created = time.Now().UTC()
+
+	state := &OCIState{
+		OCIVersion:  cfg.OCIVersion,
+		ID:          id,
+		Status:      Creating,
+		Pid:         p.pid,
+		Bundle:      cfg.Bundle,
+		Rootfs:      cfg.Rootfs,
+		Created:     p.created,
+		Owner:       ownerName(),
+		Annotations: cfg.Annotations,
+	}
+	ic.State = marshalState(state)
+	if err := sock.send(syncMsg{Type: syncConfig, Config: ic}); err != nil {
+		return p, err
+	}
+	for {
+		m, err := sock.recv()
+		if err != nil {
+			if errors.Is(err, errSyncEOF) {
+				return p, errors.New("container init exited during set-up")
+			}
+			return p, err
+		}
+		switch m.Type {
+		case syncHooks:
+			hooks := append(append([]Hook(nil), cfg.Hooks.Prestart...), cfg.Hooks.CreateRuntime...)
+			if err := runHooks("createRuntime", hooks, ic.State); err != nil {
+				_ = sock.send(syncMsg{Type: syncError, Error: err.Error()})
+				return p, err
+			}
+			if err := sock.send(syncMsg{Type: syncHooksDone}); err != nil {
+				return p, err
+			}
+		case syncReady:
+			return p, nil
+		case syncError:
+			return p, errors.New(m.Error)
+		default:
+			return p, fmt.Errorf("sync: unexpected message %q from init", m.Type)
+		}
+	}
+}
+
+func stdio(f, def *os.File) *os.File {
+	if f != nil {
+		return f
+	}
+	return def
+}
+
+// namespaceFlags splits the config's namespaces into those to create and
+// those to join.
+func namespaceFlags(cfg *Config) (uintptr, []nsenter.Join, error) {
+	var flags uintptr
+	var joins []nsenter.Join
+	for _, ns := range cfg.Namespaces {
+		kind, flag, ok := nsenter.Kind(string(ns.Type))
+		if !ok {
+			return 0, nil, fmt.Errorf("namespace type %q is not supported", ns.Type)
+		}
+		if ns.Path == "" {
+			flags |= flag
+		} else {
+			joins = append(joins, nsenter.Join{Kind: kind, Path: ns.Path})
+		}
+	}
+	if flags&unix.CLONE_NEWNS == 0 {
+		if _, ok := cfg.NamespaceOf(NEWNS); !ok {
+			return 0, nil, errors.New("a mount namespace is required: add {\"type\": \"mount\"} to linux.namespaces")
+		}
+	}
+	return flags, joins, nil
+}
+
+// writeIDMaps writes the uid and gid maps of pid's new user namespace: with
+// root, directly; rootless, directly when the map is just our own ids, and
+// through the setuid newuidmap/newgidmap (ranges from /etc/subuid) otherwise.
+func writeIDMaps(pid int, cfg *Config, rootless bool) error {
+	if len(cfg.UIDMappings) == 0 || len(cfg.GIDMappings) == 0 {
+		return errors.New("a user namespace needs uidMappings and gidMappings")
+	}
+	if !rootless {
+		if err := writeMapFile(pid, "uid_map", cfg.UIDMappings); err != nil {
+			return err
+		}
+		return writeMapFile(pid, "gid_map", cfg.GIDMappings)
+	}
+	if isSelfMap(cfg.UIDMappings, os.Geteuid()) {
+		if err := writeMapFile(pid, "uid_map", cfg.UIDMappings); err != nil {
+			return err
+		}
+	} else if err := runIDMapTool("newuidmap", pid, cfg.UIDMappings); err != nil {
+		return err
+	}
+	if isSelfMap(cfg.GIDMappings, os.Getegid()) {
+		// An unprivileged process may write gid_map only after denying
+		// setgroups(2) (user_namespaces(7)).
+		if err := os.WriteFile(fmt.Sprintf("/proc/%d/setgroups", pid), []byte("deny"), 0); err != nil {
+			return fmt.Errorf("write setgroups: %w", err)
+		}
+		return writeMapFile(pid, "gid_map", cfg.GIDMappings)
+	}
+	return runIDMapTool("newgidmap", pid, cfg.GIDMappings)
+}
+
+func isSelfMap(m []IDMap, id int) bool {
+	return len(m) == 1 && m[0].Size == 1 && int(m[0].HostID) == id
+}
+
+func formatMap(maps []IDMap) string {
+	var b strings.Builder
+	for _, m := range maps {
+		fmt.Fprintf(&b, "%d %d %d\n", m.ContainerID, m.HostID, m.Size)
+	}
+	return b.String()
+}
+
+func writeMapFile(pid int, name string, maps []IDMap) error {
+	path := fmt.Sprintf("/proc/%d/%s", pid, name)
+	if err := os.WriteFile(path, []byte(formatMap(maps)), 0); err != nil {
+		return fmt.Errorf("write %s %q: %w", name, strings.TrimSpace(formatMap(maps)), err)
+	}
+	return nil
+}
+
+func runIDMapTool(tool string, pid int, maps []IDMap) error {
+	path, err := lookPathHost(tool)
+	if err != nil {
+		return fmt.Errorf("rootless id mapping %q needs %s (Debian package uidmap) and ranges in /etc/sub%cid: %w",
+			strings.TrimSpace(formatMap(maps)), tool, tool[3], err)
+	}
+	args := []string{strconv.Itoa(pid)}
+	for _, m := range maps {
+		args = append(args, strconv.FormatUint(uint64(m.ContainerID), 10), strconv.FormatUint(uint64(m.HostID), 10), strconv.FormatUint(uint64(m.Size), 10))
+	}
+	out, err := execOutput(path, args...)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w: %s", tool, strings.Join(args, " "), err, strings.TrimSpace(out))
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package libbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// OCIState is the state of a container as `state` prints it and hooks read
+// it on stdin: the OCI fields plus runc's rootfs, created and owner.
+type OCIState struct {
+	OCIVersion  string            `json:"ociVersion"`
+	ID          string            `json:"id"`
+	Status      Status            `json:"status"`
+	Pid         int               `json:"pid"`
+	Bundle      string            `json:"bundle"`
+	Rootfs      string            `json:"rootfs"`
+	Created     time.Time         `json:"created"`
+	Owner       string            `json:"owner"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// runHooks runs hooks in order, each with state on stdin, stopping at the
+// first failure. name is the hook kind, for error messages.
+func runHooks(name string, hooks []Hook, state []byte) error {
+	for i, h := range hooks {
+		if err := runHook(h, state); err != nil {
+			return fmt.Errorf("%s hook #%d (%s): %w", name, i, h.Path, err)
+		}
+	}
+	return nil
+}
+
+func runHook(h Hook, state []byte) error {
+	ctx := context.Background()
+	if h.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.Timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, h.Path)
+	// OCI: args[0] is the hook's argv[0], as in execv; an empty args list
+	// means argv[0] is the path.
+	if len(h.Args) > 0 {
+		cmd.Args = h.Args
+	}
+	// OCI: env is the hook's whole environment (nil means empty).
+	cmd.Env = h.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{}
+	}
+	cmd.Stdin = bytes.NewReader(state)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("timed out after %s", h.Timeout)
+	}
+	if err != nil {
+		if msg := strings.TrimSpace(out.String()); msg != "" {
+			return fmt.Errorf("%w: %s", err, msg)
+		}
+		return err
+	}
+	return nil
+}
+
+func marshalState(s *OCIState) []byte {
+	b, _ := json.Marshal(s) // OCIState holds only marshalable types
+	return b
+}

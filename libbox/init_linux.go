@@ -1,0 +1,223 @@
+package libbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/containerd/console"
+	"golang.org/x/sys/unix"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox/nsenter"
+)
+
+// Init is the container side of create: the re-executed binary runs it
+// (`nanobox-runc init`) after the nsenter stage has put it in the
+// container's namespaces. It returns only on failure, after reporting the
+// error to the parent; on success it ends in execve of the user program.
+func Init() error {
+	// Everything from here to execve must happen on one thread: credentials,
+	// capabilities, no_new_privs and the cwd are per-thread in the kernel.
+	runtime.LockOSThread()
+	fd, err := strconv.Atoi(os.Getenv(nsenter.EnvInitPipe))
+	if err != nil {
+		return fmt.Errorf("init: %s is not set: this command is run by the runtime itself", nsenter.EnvInitPipe)
+	}
+	os.Clearenv()
+	sock := &syncSocket{f: os.NewFile(uintptr(fd), "sync")}
+	m, err := sock.expect(syncConfig)
+	if err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	if err := initContainer(sock, m.Config); err != nil {
+		_ = sock.send(syncMsg{Type: syncError, Error: err.Error()})
+		return err
+	}
+	panic("unreachable: initContainer returns only on error")
+}
+
+func initContainer(sock *syncSocket, ic *initConfig) error {
+	if ic == nil || ic.Config == nil {
+		return errors.New("init: no config received")
+	}
+	cfg := ic.Config
+	_ = unix.Close(ic.ExeFd)
+	// Nobody in the container may ptrace init or open its /proc files
+	// (CVE-2019-5736 hardening); execve of the user program resets this.
+	if err := setDumpable(false); err != nil {
+		return err
+	}
+	if ic.NewMountNS {
+		if err := prepareRootfs(cfg); err != nil {
+			return fmt.Errorf("prepare rootfs: %w", err)
+		}
+	}
+	if len(cfg.Hooks.Prestart)+len(cfg.Hooks.CreateRuntime) > 0 {
+		if err := sock.send(syncMsg{Type: syncHooks}); err != nil {
+			return err
+		}
+		if _, err := sock.expect(syncHooksDone); err != nil {
+			return err
+		}
+	}
+	// createContainer hooks run in the container's mount namespace before
+	// pivot_root (OCI runtime spec, "Lifecycle").
+	if err := runHooks("createContainer", cfg.Hooks.CreateContainer, ic.State); err != nil {
+		return err
+	}
+	if ic.NewMountNS {
+		if err := pivotRootfs(cfg); err != nil {
+			return fmt.Errorf("pivot root: %w", err)
+		}
+	}
+	if ic.NewUTSNS {
+		if cfg.Hostname != "" {
+			if err := unix.Sethostname([]byte(cfg.Hostname)); err != nil {
+				return fmt.Errorf("set hostname %q: %w", cfg.Hostname, err)
+			}
+		}
+		if cfg.Domainname != "" {
+			if err := unix.Setdomainname([]byte(cfg.Domainname)); err != nil {
+				return fmt.Errorf("set domainname %q: %w", cfg.Domainname, err)
+			}
+		}
+	}
+	if ic.NewMountNS {
+		if err := finalizeRootfs(cfg); err != nil {
+			return fmt.Errorf("finalize rootfs: %w", err)
+		}
+	}
+	p := &cfg.Process
+	if p.Terminal {
+		if ic.ConsoleSocketFd < 0 {
+			return errors.New("process.terminal is true but no console socket was given: use --console-socket")
+		}
+		if err := setupConsole(ic.ConsoleSocketFd, p, ic.NewMountNS); err != nil {
+			return fmt.Errorf("set up console: %w", err)
+		}
+	} else if ic.ConsoleSocketFd >= 0 {
+		_ = unix.Close(ic.ConsoleSocketFd)
+	}
+	if ic.NewMountNS {
+		// runc creates a missing cwd; after pivot_root the path can only
+		// resolve inside the container.
+		if err := os.MkdirAll(p.Cwd, 0o755); err != nil {
+			return fmt.Errorf("create cwd %s: %w", p.Cwd, err)
+		}
+	}
+	env, err := setupProcess(p, cfg.Rootless)
+	if err != nil {
+		return err
+	}
+	if err := chdirChecked(p.Cwd); err != nil {
+		return err
+	}
+	// Resolved as the process's own user, before ready, so that a missing
+	// or non-executable program fails create, as in runc.
+	path, err := lookPath(p.Args[0], env, p.Cwd)
+	if err != nil {
+		return err
+	}
+	if err := sock.send(syncMsg{Type: syncReady}); err != nil {
+		return err
+	}
+	sock.Close()
+	if err := waitForStart(ic.FifoFd); err != nil {
+		// The parent is gone; nobody reads errors any more.
+		os.Exit(1)
+	}
+	if len(cfg.Hooks.StartContainer) > 0 {
+		st := strings.Replace(string(ic.State), `"status":"creating"`, `"status":"created"`, 1)
+		if err := runHooks("startContainer", cfg.Hooks.StartContainer, []byte(st)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	if err := closeExtraFDs(ic.PreserveFds); err != nil {
+		return err
+	}
+	return finalExec(path, p.Args, env)
+}
+
+// chdirChecked enters the process's cwd and makes sure it is inside the
+// container's root: a cwd reached through a leaked host fd
+// (/proc/self/fd/N) reads as "(unreachable)" (CVE-2024-21626).
+func chdirChecked(cwd string) error {
+	if err := unix.Chdir(cwd); err != nil {
+		return fmt.Errorf("chdir to cwd %q set in config.json: %w", cwd, err)
+	}
+	wd, err := unix.Getwd()
+	if err != nil {
+		return fmt.Errorf("cwd %q is outside the container: %w", cwd, err)
+	}
+	if !strings.HasPrefix(wd, "/") {
+		return fmt.Errorf("cwd %q is outside the container", cwd)
+	}
+	return nil
+}
+
+// waitForStart blocks until `start` writes a byte into the exec fifo, which
+// init holds open read-write (so the read cannot see EOF).
+func waitForStart(fifoFd int) error {
+	var b [1]byte
+	for {
+		n, err := unix.Read(fifoFd, b[:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		_ = unix.Close(fifoFd)
+		if err != nil {
+			return fmt.Errorf("read exec fifo: %w", err)
+		}
+		if n != 1 {
+			return errors.New("read exec fifo: no start byte")
+		}
+		return nil
+	}
+}
+
+// setupConsole makes a pty in the container's devpts, sends the master over
+// the console socket and makes the slave init's controlling terminal and
+// stdio.
+func setupConsole(socketFd int, p *Process, newMountNS bool) error {
+	pty, slavePath, err := console.NewPty()
+	if err != nil {
+		return fmt.Errorf("open pty: %w", err)
+	}
+	defer pty.Close()
+	if p.ConsoleWidth > 0 || p.ConsoleHeight > 0 {
+		if err := pty.Resize(console.WinSize{Width: uint16(p.ConsoleWidth), Height: uint16(p.ConsoleHeight)}); err != nil {
+			return fmt.Errorf("set console size: %w", err)
+		}
+	}
+	if newMountNS {
+		if err := mountConsole(slavePath); err != nil {
+			return err
+		}
+	}
+	rights := unix.UnixRights(int(pty.Fd()))
+	if err := unix.Sendmsg(socketFd, []byte(pty.Name()), rights, nil, 0); err != nil {
+		return fmt.Errorf("send pty master over console socket: %w", err)
+	}
+	_ = unix.Close(socketFd)
+	slave, err := unix.Open(slavePath, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open pty slave %s: %w", slavePath, err)
+	}
+	for i := 0; i < 3; i++ {
+		if err := unix.Dup3(slave, i, 0); err != nil {
+			return fmt.Errorf("dup pty slave: %w", err)
+		}
+	}
+	_ = unix.Close(slave)
+	if _, err := unix.Setsid(); err != nil {
+		return fmt.Errorf("setsid: %w", err)
+	}
+	if err := unix.IoctlSetInt(0, unix.TIOCSCTTY, 0); err != nil {
+		return fmt.Errorf("make pty the controlling terminal: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,167 @@
+package libbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	stateFile = "state.json"
+	fifoName  = "exec.fifo"
+	// maxIDLen bounds container ids (they name a directory).
+	maxIDLen = 1024
+)
+
+// Status is the OCI status of a container.
+type Status string
+
+const (
+	Creating Status = "creating"
+	Created  Status = "created"
+	Running  Status = "running"
+	Stopped  Status = "stopped"
+	Paused   Status = "paused"
+)
+
+// persisted is what state.json holds. The status is never stored: it is
+// derived from the init process and the exec fifo each time (as runc does),
+// so a crash can never leave a stale "running" behind.
+type persisted struct {
+	ID string `json:"id"`
+	// InitPid is init's pid in the runtime's pid namespace, and
+	// InitStartTime its start time (field 22 of /proc/PID/stat) so that a
+	// recycled pid is never mistaken for init.
+	InitPid       int       `json:"initPid"`
+	InitStartTime uint64    `json:"initStartTime"`
+	Created       time.Time `json:"created"`
+	Owner         string    `json:"owner"`
+	Config        *Config   `json:"config"`
+}
+
+// ValidateID rejects ids that are empty, too long, or could name a path
+// outside the state root.
+func ValidateID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: id is empty", ErrInvalidID)
+	case len(id) > maxIDLen:
+		return fmt.Errorf("%w: id is longer than %d bytes", ErrInvalidID, maxIDLen)
+	case id == "." || id == ".." || strings.ContainsAny(id, "/\x00") || strings.Contains(id, ".."):
+		return fmt.Errorf("%w %q: it must not contain '/', '..' or NUL", ErrInvalidID, id)
+	}
+	return nil
+}
+
+// writeState stores st atomically: a temp file in the same directory,
+// fsynced, then renamed over state.json (never rewritten in place).
+func writeState(dir string, st *persisted) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".state-*.json")
+	if err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	tmp := f.Name()
+	if _, err = f.Write(b); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, stateFile))
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write state: %w", err)
+	}
+	return nil
+}
+
+// readState loads and checks state.json from a container directory.
+func readState(dir string) (*persisted, error) {
+	b, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if err != nil {
+		return nil, err
+	}
+	return parseState(b)
+}
+
+func parseState(b []byte) (*persisted, error) {
+	var st persisted
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&st); err != nil {
+		return nil, fmt.Errorf("%w: decode state.json: %w", ErrInvalidState, err)
+	}
+	if err := ValidateID(st.ID); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidState, err)
+	}
+	if st.InitPid <= 0 || st.Config == nil {
+		return nil, fmt.Errorf("%w: state.json has no init pid or config", ErrInvalidState)
+	}
+	return &st, nil
+}
+
+// lockDir takes an exclusive flock on a container directory; every command
+// that changes a container holds it.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return f, nil
+}
+
+// procStat is the part of /proc/PID/stat the runtime needs.
+type procStat struct {
+	State     byte
+	StartTime uint64
+}
+
+// readProcStat parses /proc/PID/stat. The command name (field 2) may hold
+// spaces and parentheses, so fields are counted from the last ')'.
+func readProcStat(pid int) (procStat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	return parseProcStat(b)
+}
+
+func parseProcStat(b []byte) (procStat, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return procStat{}, errors.New("malformed /proc/PID/stat")
+	}
+	// After ") ": field 3 (state) is index 0; field 22 (starttime) is index 19.
+	f := strings.Fields(string(b[i+2:]))
+	if len(f) < 20 || len(f[0]) != 1 {
+		return procStat{}, errors.New("malformed /proc/PID/stat")
+	}
+	start, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		return procStat{}, fmt.Errorf("malformed /proc/PID/stat start time: %w", err)
+	}
+	return procStat{State: f[0][0], StartTime: start}, nil
+}

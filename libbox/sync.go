@@ -1,0 +1,165 @@
+package libbox
+
+// The parent (create/run/exec) and the container's init talk over one
+// AF_UNIX SOCK_SEQPACKET socketpair. Every message is one packet. The first
+// exchange happens in C before the Go runtime of init starts (libbox/nsenter,
+// plain text lines); the rest is JSON syncMsg packets, described here.
+//
+//	who     type          payload                 meaning / reply
+//	------  ------------  ----------------------  ----------------------------------------
+//	parent  (bootstrap)   nsenter text            namespaces to join / create (nsenter)
+//	C       usermap       -                       write uid_map/gid_map of the C process;
+//	parent  usermap-ok    -                       ... done
+//	C       pid=N         -                       init's pid; the C stage has exited
+//	C       error=TEXT    -                       the C stage failed
+//	parent  config        initConfig              what init must set up
+//	init    hooks         -                       run prestart + createRuntime hooks now
+//	parent  hooks-done    -                       ... done (or error)
+//	init    ready         -                       set-up complete; init now waits on the
+//	                                              exec fifo for `start`
+//	init    error         Error text              set-up failed; init exits
+//	parent  error         Error text              the parent failed (hooks); init exits
+//
+// File descriptors (the pty master) never cross this socket: init sends the
+// master straight to the console socket it was given.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+type syncType string
+
+const (
+	syncConfig    syncType = "config"
+	syncHooks     syncType = "hooks"
+	syncHooksDone syncType = "hooks-done"
+	syncReady     syncType = "ready"
+	syncError     syncType = "error"
+)
+
+// maxSyncMsg is the socket buffer asked for; the kernel caps it at
+// net.core.wmem_max, which bounds the largest packet (the config).
+const maxSyncMsg = 4 << 20
+
+type syncMsg struct {
+	Type   syncType    `json:"type"`
+	Error  string      `json:"error,omitempty"`
+	Config *initConfig `json:"config,omitempty"`
+}
+
+// initConfig is what the parent sends init after the namespaces exist.
+type initConfig struct {
+	Config *Config `json:"config"`
+	// ID is the container id, for the state JSON hooks receive.
+	ID string `json:"id"`
+	// Fd numbers in init of the descriptors the parent passed.
+	FifoFd          int `json:"fifoFd"`
+	ConsoleSocketFd int `json:"consoleSocketFd"` // -1: none
+	ExeFd           int `json:"exeFd"`
+	PreserveFds     int `json:"preserveFds"`
+	// NewMountNS, NewUTSNS: whether init made these namespaces itself
+	// (false when it joined an existing one or shares the host's).
+	NewMountNS bool `json:"newMountNS"`
+	NewUTSNS   bool `json:"newUTSNS"`
+	// State is the OCI state JSON for createContainer/startContainer hooks.
+	State json.RawMessage `json:"state"`
+}
+
+// syncSocket is one end of the socketpair.
+type syncSocket struct{ f *os.File }
+
+func (s *syncSocket) send(m syncMsg) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode %s message: %w", m.Type, err)
+	}
+	return s.sendRaw(b)
+}
+
+func (s *syncSocket) sendRaw(b []byte) error {
+	if _, err := unix.Write(int(s.f.Fd()), b); err != nil {
+		return fmt.Errorf("sync socket write: %w", err)
+	}
+	return nil
+}
+
+// errSyncEOF means the peer closed its end: init (or the parent) is gone.
+var errSyncEOF = errors.New("peer closed the sync socket")
+
+func (s *syncSocket) recvRaw() ([]byte, error) {
+	fd := int(s.f.Fd())
+	for {
+		// MSG_PEEK|MSG_TRUNC returns the packet's real length, so the
+		// buffer is sized exactly instead of allocating the maximum.
+		size, _, err := unix.Recvfrom(fd, nil, unix.MSG_PEEK|unix.MSG_TRUNC)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sync socket read: %w", err)
+		}
+		if size == 0 {
+			// Either EOF or an empty packet; read it to tell them apart.
+			size = 1
+		}
+		buf := make([]byte, size)
+		n, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sync socket read: %w", err)
+		}
+		if n == 0 {
+			return nil, errSyncEOF
+		}
+		return buf[:n], nil
+	}
+}
+
+func (s *syncSocket) recv() (syncMsg, error) {
+	var m syncMsg
+	b, err := s.recvRaw()
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("decode sync message: %w", err)
+	}
+	return m, nil
+}
+
+// expect receives one message and fails unless it is of type t; an error
+// message from the peer becomes the returned error.
+func (s *syncSocket) expect(t syncType) (syncMsg, error) {
+	m, err := s.recv()
+	if err != nil {
+		return m, err
+	}
+	if m.Type == syncError {
+		return m, errors.New(m.Error)
+	}
+	if m.Type != t {
+		return m, fmt.Errorf("sync: expected %q, got %q", t, m.Type)
+	}
+	return m, nil
+}
+
+func (s *syncSocket) Close() error { return s.f.Close() }
+
+func newSyncPair() (parent, child *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create sync socketpair: %w", err)
+	}
+	// init needs room for the whole config in one packet.
+	for _, fd := range fds {
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, maxSyncMsg)
+	}
+	return os.NewFile(uintptr(fds[0]), "sync-parent"), os.NewFile(uintptr(fds[1]), "sync-child"), nil
+}

@@ -1,0 +1,146 @@
+// Command nanobox-runc is an OCI runtime: podman, containerd and people call
+// it exactly like runc.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
+	"github.com/urfave/cli/v2"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox"
+	// The nsenter constructor runs before the Go runtime when this binary
+	// is re-executed as a container's init.
+	_ "github.com/nanobox-sandbox/nanobox-runc/libbox/nsenter"
+)
+
+// version is the runtime's version; the release build may override it with
+// -ldflags "-X main.version=...".
+var version = "0.1.0"
+
+const usage = `an OCI container runtime and sandbox for untrusted code
+
+nanobox-runc runs OCI bundles exactly as runc does: a directory holding a
+config.json and a root filesystem. Start with "nanobox-runc spec" to write a
+default config.json, then "nanobox-runc run ID" in the bundle.`
+
+func main() {
+	// init is the container side of create: skip the CLI machinery.
+	if len(os.Args) > 1 && os.Args[1] == "init" {
+		if err := libbox.Init(); err != nil {
+			fmt.Fprintln(os.Stderr, "nanobox-runc init:", err)
+		}
+		os.Exit(1)
+	}
+	app := newApp()
+	if err := app.Run(os.Args); err != nil {
+		fatal(err)
+	}
+}
+
+func newApp() *cli.App {
+	cli.VersionPrinter = func(c *cli.Context) {
+		fmt.Fprintf(c.App.Writer, "nanobox-runc version %s\nspec: %s\n", version, specs.Version)
+	}
+	return &cli.App{
+		Name:    "nanobox-runc",
+		Usage:   usage,
+		Version: version,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "root", Usage: "state directory (default /run/nanobox-runc; rootless: $XDG_RUNTIME_DIR/nanobox-runc)"},
+			&cli.StringFlag{Name: "log", Usage: "append log messages to this file instead of stderr"},
+			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
+			&cli.BoolFlag{Name: "debug", Usage: "log debug messages"},
+			&cli.BoolFlag{Name: "systemd-cgroup", Usage: "manage cgroups through systemd (needs systemd)"},
+			&cli.StringFlag{Name: "rootless", Value: "auto", Usage: "rootless mode: auto, true or false"},
+		},
+		Before:          setupLogging,
+		HideHelpCommand: true,
+		Commands: []*cli.Command{
+			createCommand,
+			startCommand,
+			runCommand,
+			stateCommand,
+			listCommand,
+			killCommand,
+			deleteCommand,
+			specCommand,
+			featuresCommand,
+		},
+		// Errors are printed once, by fatal, in runc's format.
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+}
+
+// logFile is where fatal writes errors besides stderr: podman's conmon and
+// containerd's shim read the error from the --log file, not from stderr.
+var logFile io.Writer
+
+func setupLogging(c *cli.Context) error {
+	if c.Bool("debug") {
+		logrus.SetLevel(logrus.DebugLevel)
+	}
+	switch f := c.String("log-format"); f {
+	case "text":
+		logrus.SetFormatter(&logrus.TextFormatter{DisableColors: true})
+	case "json":
+		logrus.SetFormatter(&logrus.JSONFormatter{})
+	default:
+		return fmt.Errorf("unknown --log-format %q: use text or json", f)
+	}
+	if path := c.String("log"); path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_SYNC, 0o644)
+		if err != nil {
+			return fmt.Errorf("open log file: %w", err)
+		}
+		logrus.SetOutput(f)
+		logFile = f
+	}
+	switch r := c.String("rootless"); r {
+	case "auto", "true", "false":
+	default:
+		return fmt.Errorf("unknown --rootless %q: use auto, true or false", r)
+	}
+	if c.Bool("systemd-cgroup") && !systemdRunning() {
+		return errors.New("--systemd-cgroup needs systemd as init, and it is not running here: drop the flag to use cgroupfs")
+	}
+	return nil
+}
+
+func systemdRunning() bool {
+	fi, err := os.Lstat("/run/systemd/system")
+	return err == nil && fi.IsDir()
+}
+
+// fatal reports err the way runc does: on stderr, and as an error entry in
+// the --log file when there is one. Exit status 1.
+func fatal(err error) {
+	if logFile != nil {
+		logrus.Error(err)
+	}
+	fmt.Fprintln(os.Stderr, "nanobox-runc:", err)
+	os.Exit(1)
+}
+
+// checkArgs validates the number of positional arguments of a command.
+func checkArgs(c *cli.Context, min, max int) error {
+	n := c.NArg()
+	if n < min || (max >= 0 && n > max) {
+		want := strconv.Itoa(min)
+		switch {
+		case max < 0:
+			want = "at least " + want
+		case max != min:
+			want = fmt.Sprintf("%d to %d", min, max)
+		}
+		return fmt.Errorf("%s: %s argument(s) expected, got %d (usage: nanobox-runc %s %s)",
+			c.Command.Name, want, n, c.Command.Name, strings.TrimSpace(c.Command.ArgsUsage))
+	}
+	return nil
+}

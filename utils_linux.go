@@ -1,0 +1,214 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox"
+	"github.com/nanobox-sandbox/nanobox-runc/specconv"
+)
+
+// isRootless resolves --rootless: auto means "not root".
+func isRootless(c *cli.Context) bool {
+	switch c.String("rootless") {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	return os.Geteuid() != 0
+}
+
+// stateRoot is --root, or the default for this user.
+func stateRoot(c *cli.Context) string {
+	if r := c.String("root"); r != "" {
+		return r
+	}
+	if os.Geteuid() == 0 {
+		return "/run/nanobox-runc"
+	}
+	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
+		return filepath.Join(x, "nanobox-runc")
+	}
+	return filepath.Join(os.TempDir(), "nanobox-runc-"+strconv.Itoa(os.Geteuid()))
+}
+
+func newRuntime(c *cli.Context) (*libbox.Runtime, error) {
+	root, err := filepath.Abs(stateRoot(c))
+	if err != nil {
+		return nil, fmt.Errorf("state root: %w", err)
+	}
+	return &libbox.Runtime{Root: root, Rootless: isRootless(c)}, nil
+}
+
+// loadContainer opens the container named by the first argument.
+func loadContainer(c *cli.Context) (*libbox.Container, error) {
+	id := c.Args().First()
+	rt, err := newRuntime(c)
+	if err != nil {
+		return nil, err
+	}
+	return rt.Load(id)
+}
+
+// loadConfig reads the bundle's config.json and converts it.
+func loadConfig(c *cli.Context, rootless bool) (*libbox.Config, error) {
+	bundle := c.String("bundle")
+	if bundle == "" {
+		bundle = "."
+	}
+	bundle, err := filepath.Abs(bundle)
+	if err != nil {
+		return nil, fmt.Errorf("bundle path: %w", err)
+	}
+	spec, err := specconv.LoadSpec(bundle)
+	if err != nil {
+		return nil, err
+	}
+	return specconv.FromSpec(spec, specconv.Options{
+		Bundle:       bundle,
+		Rootless:     rootless,
+		NoPivotRoot:  c.Bool("no-pivot"),
+		NoNewKeyring: c.Bool("no-new-keyring"),
+		Warnf:        logrus.Warnf,
+	})
+}
+
+// createFlags are shared by create and run.
+var createFlags = []cli.Flag{
+	&cli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Usage: "path to the bundle directory (default: the current directory)"},
+	&cli.StringFlag{Name: "pid-file", Usage: "write the init process's pid to this file"},
+	&cli.StringFlag{Name: "console-socket", Usage: "AF_UNIX socket path to send the pty master to, when process.terminal is true"},
+	&cli.IntFlag{Name: "preserve-fds", Usage: "pass this many file descriptors beyond stdio (3, 4, ...) to the container"},
+	&cli.BoolFlag{Name: "no-pivot", Usage: "do not use pivot_root (for a rootfs on ramfs)"},
+	&cli.BoolFlag{Name: "no-new-keyring", Usage: "keep the caller's session keyring instead of a new one"},
+}
+
+// createContainer is the shared body of create and run. consoleSocket, from
+// a foreground run, is used only when the process has a terminal.
+func createContainer(c *cli.Context, consoleSocket *os.File) (*libbox.Container, error) {
+	if err := checkArgs(c, 1, 1); err != nil {
+		return nil, err
+	}
+	id := c.Args().First()
+	if err := libbox.ValidateID(id); err != nil {
+		return nil, err
+	}
+	rt, err := newRuntime(c)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := loadConfig(c, rt.Rootless)
+	if err != nil {
+		return nil, err
+	}
+	n := c.Int("preserve-fds")
+	if n < 0 {
+		return nil, fmt.Errorf("--preserve-fds %d: must not be negative", n)
+	}
+	if !cfg.Process.Terminal {
+		consoleSocket = nil
+	}
+	opts := libbox.CreateOpts{PreserveFDs: n, ConsoleSocket: consoleSocket}
+	if path := c.String("console-socket"); path != "" && consoleSocket == nil {
+		if !cfg.Process.Terminal {
+			return nil, errors.New("--console-socket given but process.terminal is false in config.json")
+		}
+		s, err := dialConsoleSocket(path)
+		if err != nil {
+			return nil, err
+		}
+		defer s.Close()
+		opts.ConsoleSocket = s
+	}
+	if cfg.Process.Terminal && opts.ConsoleSocket == nil {
+		return nil, errors.New("process.terminal is true in config.json: pass --console-socket, or set terminal to false")
+	}
+	ctr, err := rt.Create(id, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	if pf := c.String("pid-file"); pf != "" {
+		if err := writePidFile(pf, ctr.Pid()); err != nil {
+			_ = ctr.Delete(true)
+			return nil, err
+		}
+	}
+	return ctr, nil
+}
+
+// dialConsoleSocket connects to the caller's console socket.
+func dialConsoleSocket(path string) (*os.File, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("console socket: %w", err)
+	}
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("connect to console socket %s: %w", path, err)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// writePidFile writes pid in decimal with no newline (conmon and the
+// containerd shim parse it strictly), atomically: a temp file renamed.
+func writePidFile(path string, pid int) error {
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("pid file: %w", err)
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY|unix.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return fmt.Errorf("write pid file: %w", err)
+	}
+	_, err = f.WriteString(strconv.Itoa(pid))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write pid file: %w", err)
+	}
+	return nil
+}
+
+// parseSignal accepts "TERM", "SIGTERM", "sigterm" and "15".
+func parseSignal(s string) (unix.Signal, error) {
+	if n, err := strconv.Atoi(s); err == nil {
+		if n <= 0 || n > 64 {
+			return 0, fmt.Errorf("invalid signal number %d", n)
+		}
+		return unix.Signal(n), nil
+	}
+	name := strings.ToUpper(s)
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	if sig := unix.SignalNum(name); sig != 0 {
+		return sig, nil
+	}
+	return 0, fmt.Errorf("unknown signal %q", s)
+}
+
+// warnOrFail logs a libbox.WarningError and returns any other error.
+func warnOrFail(err error) error {
+	var w *libbox.WarningError
+	if errors.As(err, &w) {
+		logrus.Warn(w.Err)
+		fmt.Fprintln(os.Stderr, "nanobox-runc: warning:", w.Err)
+		return nil
+	}
+	return err
+}
