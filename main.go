@@ -107,15 +107,20 @@ func setupLogging(c *cli.Context) error {
 	default:
 		return fmt.Errorf("unknown --rootless %q: use auto, true or false", r)
 	}
-	if c.Bool("systemd-cgroup") && !systemdRunning() {
-		return errors.New("--systemd-cgroup needs systemd as init, and it is not running here: drop the flag to use cgroupfs")
-	}
 	return nil
 }
 
-func systemdRunning() bool {
-	fi, err := os.Lstat("/run/systemd/system")
-	return err == nil && fi.IsDir()
+// checkSystemdCgroup refuses --systemd-cgroup where systemd is not init.
+// Only commands that place a container in a cgroup call it, so that state,
+// kill and delete keep working for callers that always pass the flag.
+func checkSystemdCgroup(c *cli.Context) error {
+	if !c.Bool("systemd-cgroup") {
+		return nil
+	}
+	if fi, err := os.Lstat("/run/systemd/system"); err != nil || !fi.IsDir() {
+		return errors.New("--systemd-cgroup needs systemd as init, and it is not running here: drop the flag to use cgroupfs")
+	}
+	return errors.New("--systemd-cgroup is not supported yet: drop the flag to use cgroupfs")
 }
 
 // fatal reports err the way runc does: on stderr, and as an error entry in

@@ -102,6 +102,9 @@ func createContainer(c *cli.Context, consoleSocket *os.File) (*libbox.Container,
 	if err := libbox.ValidateID(id); err != nil {
 		return nil, err
 	}
+	if err := checkSystemdCgroup(c); err != nil {
+		return nil, err
+	}
 	rt, err := newRuntime(c)
 	if err != nil {
 		return nil, err

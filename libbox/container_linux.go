@@ -477,6 +477,11 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (p *ini
 	ic.ExeFd = add(exe)
 	ic.NewMountNS = cloneFlags&unix.CLONE_NEWNS != 0
 	ic.NewUTSNS = cloneFlags&unix.CLONE_NEWUTS != 0
+	// The cgroup namespace is made by init itself, once the parent has
+	// moved it into the container's cgroup: made earlier, its root would
+	// be the runtime's cgroup.
+	ic.NewCgroupNS = cloneFlags&unix.CLONE_NEWCGROUP != 0
+	cloneFlags &^= unix.CLONE_NEWCGROUP
 
 	proc, err := os.StartProcess("/proc/self/fd/"+strconv.Itoa(ic.ExeFd), []string{"nanobox-runc", "init"}, &os.ProcAttr{
 		Env:   []string{nsenter.EnvInitPipe + "=" + strconv.Itoa(syncFd)},

@@ -3,7 +3,6 @@ package libbox
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 
@@ -30,9 +29,7 @@ func cloneSelfExe() (*os.File, error) {
 		return nil, fmt.Errorf("memfd_create: %w", err)
 	}
 	dst := os.NewFile(uintptr(fd), "nanobox-runc:init")
-	// io.Copy between two *os.File uses copy_file_range/sendfile: no
-	// user-space buffer.
-	if _, err := io.Copy(dst, src); err != nil {
+	if err := sendfileAll(fd, int(src.Fd())); err != nil {
 		dst.Close()
 		return nil, fmt.Errorf("copy own binary to memfd: %w", err)
 	}
@@ -42,6 +39,24 @@ func cloneSelfExe() (*os.File, error) {
 		return nil, fmt.Errorf("seal memfd: %w", err)
 	}
 	return dst, nil
+}
+
+// sendfileAll copies all of in to out in the kernel. copy_file_range
+// refuses memfds (EXDEV across filesystems) and io.Copy would then fall
+// back to a user-space buffer; sendfile copies page-cache pages directly.
+func sendfileAll(out, in int) error {
+	for {
+		n, err := unix.Sendfile(out, in, nil, 1<<30)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+	}
 }
 
 // lookPathHost finds a helper program on the host.

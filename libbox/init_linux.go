@@ -50,6 +50,13 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	if err := setDumpable(false); err != nil {
 		return err
 	}
+	if ic.NewCgroupNS {
+		// Per-thread (nsproxy), so allowed in a multi-threaded process;
+		// the locked thread is the one that execs, and children inherit it.
+		if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+			return fmt.Errorf("unshare cgroup namespace: %w", err)
+		}
+	}
 	if ic.NewMountNS {
 		if err := prepareRootfs(cfg); err != nil {
 			return fmt.Errorf("prepare rootfs: %w", err)
