@@ -70,6 +70,7 @@ func newApp() *cli.App {
 			listCommand,
 			killCommand,
 			deleteCommand,
+			execCommand,
 			specCommand,
 			featuresCommand,
 		},

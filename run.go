@@ -82,21 +82,41 @@ func runContainer(c *cli.Context) (int, error) {
 		_ = ctr.Delete(true)
 		return 0, err
 	}
-	done := make(chan unix.WaitStatus, 1)
-	errc := make(chan error, 1)
+	ws, err := forwardAndWait(ctr.Pid(), sigs, tty, func(s unix.Signal) { _ = ctr.Signal(s, false) })
+	if err != nil {
+		return 0, err
+	}
+	if !c.Bool("keep") {
+		if err := warnOrFail(ctr.Delete(true)); err != nil {
+			return 0, err
+		}
+	}
+	return libbox.ExitCode(ws), nil
+}
+
+// forwardAndWait reaps pid (a child of this process) while forwarding the
+// signals arriving on sigs to it, and resizing the pty on SIGWINCH.
+func forwardAndWait(pid int, sigs chan os.Signal, tty *ttyRelay, forward func(unix.Signal)) (unix.WaitStatus, error) {
+	type result struct {
+		ws  unix.WaitStatus
+		err error
+	}
+	done := make(chan result, 1)
 	go func() {
-		ws, err := ctr.Wait()
-		if err != nil {
-			errc <- err
+		var ws unix.WaitStatus
+		for {
+			_, err := unix.Wait4(pid, &ws, 0, nil)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			done <- result{ws, err}
 			return
 		}
-		done <- ws
 	}()
 	for {
 		select {
 		case s := <-sigs:
-			sig := s.(unix.Signal)
-			switch sig {
+			switch sig := s.(unix.Signal); sig {
 			case unix.SIGCHLD, unix.SIGURG, unix.SIGPIPE:
 				// SIGURG is the Go runtime's preemption signal, not the user's.
 			case unix.SIGWINCH:
@@ -104,20 +124,16 @@ func runContainer(c *cli.Context) (int, error) {
 					tty.resize()
 				}
 			default:
-				_ = ctr.Signal(sig, false)
+				forward(sig)
 			}
-		case ws := <-done:
+		case r := <-done:
+			if r.err != nil {
+				return 0, fmt.Errorf("wait for process %d: %w", pid, r.err)
+			}
 			if tty != nil {
 				tty.wait()
 			}
-			if !c.Bool("keep") {
-				if err := warnOrFail(ctr.Delete(true)); err != nil {
-					return 0, err
-				}
-			}
-			return libbox.ExitCode(ws), nil
-		case err := <-errc:
-			return 0, err
+			return r.ws, nil
 		}
 	}
 }

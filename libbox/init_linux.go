@@ -28,15 +28,21 @@ func Init() error {
 	}
 	os.Clearenv()
 	sock := &syncSocket{f: os.NewFile(uintptr(fd), "sync")}
-	m, err := sock.expect(syncConfig)
+	m, err := sock.recv()
 	if err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
-	if err := initContainer(sock, m.Config); err != nil {
-		_ = sock.send(syncMsg{Type: syncError, Error: err.Error()})
-		return err
+	switch m.Type {
+	case syncConfig:
+		err = initContainer(sock, m.Config)
+	case syncExec:
+		err = initExec(m.Exec)
+	default:
+		err = fmt.Errorf("init: unexpected first message %q", m.Type)
 	}
-	panic("unreachable: initContainer returns only on error")
+	// Both return only on failure.
+	_ = sock.send(syncMsg{Type: syncError, Error: err.Error()})
+	return err
 }
 
 func initContainer(sock *syncSocket, ic *initConfig) error {

@@ -13,6 +13,10 @@ package libbox
 //	C       pid=N         -                       init's pid; the C stage has exited
 //	C       error=TEXT    -                       the C stage failed
 //	parent  config        initConfig              what init must set up
+//	parent  exec          execConfig              (exec, instead of config) the process
+//	                                              to start in the joined namespaces;
+//	                                              success is EOF: the socket is
+//	                                              close-on-exec
 //	init    hooks         -                       run prestart + createRuntime hooks now
 //	parent  hooks-done    -                       ... done (or error)
 //	init    ready         -                       set-up complete; init now waits on the
@@ -36,6 +40,7 @@ type syncType string
 
 const (
 	syncConfig    syncType = "config"
+	syncExec      syncType = "exec"
 	syncHooks     syncType = "hooks"
 	syncHooksDone syncType = "hooks-done"
 	syncReady     syncType = "ready"
@@ -50,6 +55,7 @@ type syncMsg struct {
 	Type   syncType    `json:"type"`
 	Error  string      `json:"error,omitempty"`
 	Config *initConfig `json:"config,omitempty"`
+	Exec   *execConfig `json:"exec,omitempty"`
 }
 
 // initConfig is what the parent sends init after the namespaces exist.

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox"
+	"github.com/nanobox-sandbox/nanobox-runc/specconv"
+)
+
+var execCommand = &cli.Command{
+	Name:      "exec",
+	Usage:     "run a new process inside a running container",
+	ArgsUsage: "<container-id> [command [args...]]",
+	Description: `The process joins every namespace of the container. It is described either
+by --process (a JSON file holding an OCI "process" object, as podman and
+containerd send) or by the command line, starting from the container's own
+process settings (env, cwd, user, capabilities).
+
+Without --detach, nanobox-runc waits and exits with the process's status.`,
+	Flags: []cli.Flag{
+		&cli.StringFlag{Name: "process", Aliases: []string{"p"}, Usage: "path to a process.json (OCI process object); - reads stdin"},
+		&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "allocate a pseudo-terminal"},
+		&cli.StringFlag{Name: "console-socket", Usage: "AF_UNIX socket path to send the pty master to"},
+		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "do not wait for the process"},
+		&cli.StringFlag{Name: "pid-file", Usage: "write the process's pid to this file"},
+		&cli.StringFlag{Name: "cwd", Usage: "working directory in the container"},
+		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "set an environment variable (KEY=VALUE)"},
+		&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "UID[:GID] to run as"},
+		&cli.Int64SliceFlag{Name: "additional-gids", Aliases: []string{"g"}, Usage: "supplementary group id"},
+		&cli.StringSliceFlag{Name: "cap", Aliases: []string{"c"}, Usage: "add a capability (CAP_NAME)"},
+		&cli.BoolFlag{Name: "no-new-privs", Usage: "set no_new_privs for the process"},
+		&cli.IntFlag{Name: "preserve-fds", Usage: "pass this many file descriptors beyond stdio to the process"},
+		&cli.BoolFlag{Name: "ignore-paused", Usage: "allow exec in a paused container"},
+	},
+	Action: func(c *cli.Context) error {
+		code, err := execProcess(c)
+		if err != nil {
+			return err
+		}
+		os.Exit(code)
+		return nil
+	},
+}
+
+func execProcess(c *cli.Context) (int, error) {
+	if err := checkArgs(c, 1, -1); err != nil {
+		return 0, err
+	}
+	ctr, err := loadContainer(c)
+	if err != nil {
+		return 0, err
+	}
+	p, err := execSpec(c, ctr.Config())
+	if err != nil {
+		return 0, err
+	}
+	detach := c.Bool("detach")
+	n := c.Int("preserve-fds")
+	if n < 0 {
+		return 0, fmt.Errorf("--preserve-fds %d: must not be negative", n)
+	}
+	opts := libbox.ExecOpts{PreserveFDs: n, IgnorePaused: c.Bool("ignore-paused")}
+	var ttyPeer *os.File
+	if p.Terminal {
+		if path := c.String("console-socket"); path != "" {
+			s, err := dialConsoleSocket(path)
+			if err != nil {
+				return 0, err
+			}
+			defer s.Close()
+			opts.ConsoleSocket = s
+		} else if detach {
+			return 0, errors.New("exec --tty --detach needs --console-socket: nobody would hold the terminal")
+		} else {
+			peer, child, err := consolePair()
+			if err != nil {
+				return 0, err
+			}
+			defer peer.Close()
+			defer child.Close()
+			ttyPeer, opts.ConsoleSocket = peer, child
+		}
+	}
+	sigs := make(chan os.Signal, 32)
+	if !detach {
+		signal.Notify(sigs)
+		defer signal.Stop(sigs)
+	}
+	pid, err := ctr.Exec(p, opts)
+	if err != nil {
+		return 0, err
+	}
+	if pf := c.String("pid-file"); pf != "" {
+		if err := writePidFile(pf, pid); err != nil {
+			return 0, err
+		}
+	}
+	if detach {
+		return 0, nil
+	}
+	var tty *ttyRelay
+	if ttyPeer != nil {
+		if tty, err = startTTYRelay(ttyPeer); err != nil {
+			_ = unix.Kill(pid, unix.SIGKILL)
+			return 0, err
+		}
+		defer tty.restore()
+	}
+	// The process is our own unreaped child: its pid cannot be reused
+	// until we wait for it, so plain kill(2) is safe.
+	ws, err := forwardAndWait(pid, sigs, tty, func(s unix.Signal) { _ = unix.Kill(pid, s) })
+	if err != nil {
+		return 0, err
+	}
+	return libbox.ExitCode(ws), nil
+}
+
+// execSpec builds the process to exec: from --process, or from the
+// container's own process with the command line's changes (as runc does).
+func execSpec(c *cli.Context, cfg *libbox.Config) (*libbox.Process, error) {
+	if path := c.String("process"); path != "" {
+		var b []byte
+		var err error
+		if path == "-" {
+			b, err = io.ReadAll(os.Stdin)
+		} else {
+			b, err = os.ReadFile(path)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read process file: %w", err)
+		}
+		var sp specs.Process
+		if err := json.Unmarshal(b, &sp); err != nil {
+			return nil, fmt.Errorf("parse process file %s: %w", path, err)
+		}
+		p, err := specconv.ProcessFromSpec(&sp, specconv.Options{Warnf: logrus.Warnf})
+		if err != nil {
+			return nil, fmt.Errorf("process file %s: %w", path, err)
+		}
+		return p, nil
+	}
+	if c.NArg() < 2 {
+		return nil, errors.New("exec: no command given: pass one after the container id, or use --process")
+	}
+	base := cfg.Process
+	p := base
+	p.Args = c.Args().Slice()[1:]
+	p.Terminal = c.Bool("tty")
+	p.ConsoleWidth, p.ConsoleHeight = 0, 0
+	// oom_score_adj is inherited from the container, not set again.
+	p.OOMScoreAdj = nil
+	p.Env = append([]string(nil), base.Env...)
+	for _, kv := range c.StringSlice("env") {
+		if !strings.Contains(kv, "=") {
+			return nil, fmt.Errorf("--env %q: want KEY=VALUE", kv)
+		}
+		p.Env = append(p.Env, kv)
+	}
+	if cwd := c.String("cwd"); cwd != "" {
+		if !strings.HasPrefix(cwd, "/") {
+			return nil, fmt.Errorf("--cwd %q: must be an absolute path", cwd)
+		}
+		p.Cwd = cwd
+	}
+	if u := c.String("user"); u != "" {
+		uid, gid, err := parseUser(u)
+		if err != nil {
+			return nil, err
+		}
+		p.User = libbox.User{UID: uid, GID: gid, Umask: base.User.Umask}
+	}
+	if gids := c.Int64Slice("additional-gids"); len(gids) > 0 {
+		p.User.AdditionalGids = nil
+		for _, g := range gids {
+			if g < 0 || g > 1<<32-1 {
+				return nil, fmt.Errorf("--additional-gids %d: out of range", g)
+			}
+			p.User.AdditionalGids = append(p.User.AdditionalGids, uint32(g))
+		}
+	}
+	if c.Bool("no-new-privs") {
+		p.NoNewPrivileges = true
+	}
+	if caps := c.StringSlice("cap"); len(caps) > 0 {
+		var cp libbox.Capabilities
+		if base.Capabilities != nil {
+			cp = *base.Capabilities
+		}
+		cp.Bounding = append([]string(nil), cp.Bounding...)
+		cp.Effective = append([]string(nil), cp.Effective...)
+		cp.Permitted = append([]string(nil), cp.Permitted...)
+		cp.Ambient = append([]string(nil), cp.Ambient...)
+		for _, name := range caps {
+			name = strings.ToUpper(name)
+			if !strings.HasPrefix(name, "CAP_") {
+				name = "CAP_" + name
+			}
+			if _, err := libbox.CapabilityByName(name); err != nil {
+				return nil, fmt.Errorf("--cap: %w", err)
+			}
+			cp.Bounding = append(cp.Bounding, name)
+			cp.Effective = append(cp.Effective, name)
+			cp.Permitted = append(cp.Permitted, name)
+			// Ambient needs the inheritable bit, which --cap does not set.
+			if len(cp.Inheritable) > 0 {
+				cp.Ambient = append(cp.Ambient, name)
+			}
+		}
+		p.Capabilities = &cp
+	}
+	return &p, nil
+}
+
+// parseUser parses --user UID[:GID]; names are not looked up (as in runc).
+func parseUser(s string) (uid, gid uint32, err error) {
+	us, gs, hasGid := strings.Cut(s, ":")
+	u, err := strconv.ParseUint(us, 10, 32)
+	if err != nil {
+		return 0, 0, fmt.Errorf("--user %q: want a numeric UID[:GID]", s)
+	}
+	if !hasGid {
+		return uint32(u), 0, nil
+	}
+	g, err := strconv.ParseUint(gs, 10, 32)
+	if err != nil {
+		return 0, 0, fmt.Errorf("--user %q: want a numeric UID[:GID]", s)
+	}
+	return uint32(u), uint32(g), nil
+}

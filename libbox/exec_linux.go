@@ -1,0 +1,241 @@
+package libbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox/nsenter"
+)
+
+// ExecOpts are the per-invocation settings of Exec.
+type ExecOpts struct {
+	// ConsoleSocket receives the pty master when the process has a terminal.
+	ConsoleSocket *os.File
+	// PreserveFDs passes the caller's fds 3..3+N-1 to the process.
+	PreserveFDs int
+	// Stdin, Stdout, Stderr of the process; nil means the caller's own.
+	Stdin, Stdout, Stderr *os.File
+	// IgnorePaused allows exec into a paused container.
+	IgnorePaused bool
+}
+
+// execConfig is what the parent sends the exec'd process after it joined
+// the container's namespaces.
+type execConfig struct {
+	Process         *Process `json:"process"`
+	Rootless        bool     `json:"rootless"`
+	ConsoleSocketFd int      `json:"consoleSocketFd"` // -1: none
+	ExeFd           int      `json:"exeFd"`
+	PreserveFds     int      `json:"preserveFds"`
+}
+
+// Exec starts p inside the running container: it joins every namespace of
+// init (through the nsenter stage, since user and mount namespaces cannot be
+// joined by a running Go program) and returns the new process's pid once it
+// has exec'd the program. The process is a child of the caller.
+func (c *Container) Exec(p *Process, opts ExecOpts) (int, error) {
+	switch s := c.Status(); s {
+	case Stopped:
+		return 0, fmt.Errorf("container %s %w: cannot exec in a stopped container", c.st.ID, ErrNotRunning)
+	case Paused:
+		if !opts.IgnorePaused {
+			return 0, fmt.Errorf("container %s %w: resume it first, or use --ignore-paused", c.st.ID, ErrPaused)
+		}
+	}
+	if len(p.Args) == 0 {
+		return 0, errors.New("exec: no command given")
+	}
+	if p.Terminal && opts.ConsoleSocket == nil {
+		return 0, errors.New("exec: a terminal needs a console socket: use --console-socket")
+	}
+	// The namespaces are opened here, while a pidfd pins init and its start
+	// time is checked, and handed over as fds: a path like /proc/PID/ns/net
+	// could name a stranger's namespace if init died and its pid was reused.
+	pidfd, err := c.pidfd()
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(pidfd)
+	nsFiles, err := c.openNamespaces()
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		for _, f := range nsFiles {
+			f.file.Close()
+		}
+	}()
+	if ps, err := readProcStat(c.st.InitPid); err != nil || ps.StartTime != c.st.InitStartTime {
+		return 0, fmt.Errorf("container %s %w", c.st.ID, ErrNotRunning)
+	}
+
+	exe, err := cloneSelfExe()
+	if err != nil {
+		return 0, err
+	}
+	defer exe.Close()
+	parentSock, childSock, err := newSyncPair()
+	if err != nil {
+		return 0, err
+	}
+	sock := &syncSocket{f: parentSock}
+	defer sock.Close()
+
+	files := []*os.File{stdio(opts.Stdin, os.Stdin), stdio(opts.Stdout, os.Stdout), stdio(opts.Stderr, os.Stderr)}
+	for i := 0; i < opts.PreserveFDs; i++ {
+		files = append(files, os.NewFile(uintptr(3+i), "preserved-fd"))
+	}
+	ec := &execConfig{Process: p, Rootless: c.rt.Rootless, PreserveFds: opts.PreserveFDs, ConsoleSocketFd: -1}
+	add := func(f *os.File) int { files = append(files, f); return len(files) - 1 }
+	syncFd := add(childSock)
+	if opts.ConsoleSocket != nil {
+		ec.ConsoleSocketFd = add(opts.ConsoleSocket)
+	}
+	ec.ExeFd = add(exe)
+	var joins []nsenter.Join
+	for _, f := range nsFiles {
+		joins = append(joins, nsenter.Join{Kind: f.kind, Path: "/proc/self/fd/" + strconv.Itoa(add(f.file))})
+	}
+
+	proc, err := os.StartProcess("/proc/self/fd/"+strconv.Itoa(ec.ExeFd), []string{"nanobox-runc", "init"}, &os.ProcAttr{
+		Env:   []string{nsenter.EnvInitPipe + "=" + strconv.Itoa(syncFd)},
+		Files: files,
+		Sys:   &syscall.SysProcAttr{},
+	})
+	childSock.Close()
+	if err != nil {
+		return 0, fmt.Errorf("exec: start process: %w", err)
+	}
+	defer func() { _, _ = proc.Wait() }()
+	if err := sock.sendRaw(nsenter.BootstrapMessage(0, joins)); err != nil {
+		return 0, err
+	}
+	pid, err := readNsenterPid(sock)
+	if err != nil {
+		return 0, fmt.Errorf("exec: %w", err)
+	}
+	fail := func(err error) (int, error) {
+		_ = unix.Kill(pid, unix.SIGKILL)
+		_, _ = unix.Wait4(pid, nil, 0, nil)
+		return 0, err
+	}
+	if err := c.joinCgroup(pid); err != nil {
+		return fail(fmt.Errorf("exec: %w", err))
+	}
+	if err := sock.send(syncMsg{Type: syncExec, Exec: ec}); err != nil {
+		return fail(err)
+	}
+	// The socket is close-on-exec in the child: EOF means the program
+	// was executed; anything else is the child's error.
+	m, err := sock.recv()
+	switch {
+	case errors.Is(err, errSyncEOF):
+		return pid, nil
+	case err != nil:
+		return fail(fmt.Errorf("exec: %w", err))
+	case m.Type == syncError:
+		return fail(errors.New(m.Error))
+	default:
+		return fail(fmt.Errorf("exec: unexpected message %q", m.Type))
+	}
+}
+
+// readNsenterPid reads the nsenter stage's replies up to the new pid; no
+// user map is asked for when only joining.
+func readNsenterPid(sock *syncSocket) (int, error) {
+	msg, err := sock.recvRaw()
+	if err != nil {
+		if errors.Is(err, errSyncEOF) {
+			return 0, errors.New("the process exited while joining the container's namespaces")
+		}
+		return 0, err
+	}
+	kind, val := nsenter.ParseReply(msg)
+	switch kind {
+	case "pid":
+		pid, err := strconv.Atoi(val)
+		if err != nil || pid <= 0 {
+			return 0, fmt.Errorf("nsenter: bad pid %q", val)
+		}
+		return pid, nil
+	case "error":
+		return 0, errors.New(val)
+	}
+	return 0, fmt.Errorf("nsenter: unexpected message %q", msg)
+}
+
+type nsFile struct {
+	kind string
+	file *os.File
+}
+
+// openNamespaces opens the namespaces of the container: init's own for those
+// it made, the configured path for those it joined.
+func (c *Container) openNamespaces() ([]nsFile, error) {
+	var out []nsFile
+	for _, ns := range c.st.Config.Namespaces {
+		kind, _, ok := nsenter.Kind(string(ns.Type))
+		if !ok {
+			return nil, fmt.Errorf("namespace type %q is not supported", ns.Type)
+		}
+		path := ns.Path
+		if path == "" {
+			path = fmt.Sprintf("/proc/%d/ns/%s", c.st.InitPid, kind)
+		}
+		f, err := os.OpenFile(path, os.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			for _, o := range out {
+				o.file.Close()
+			}
+			return nil, fmt.Errorf("open %s namespace of container %s: %w", ns.Type, c.st.ID, err)
+		}
+		out = append(out, nsFile{kind: kind, file: f})
+	}
+	return out, nil
+}
+
+// initExec is the child side of Exec: already in the container's
+// namespaces, it sets up credentials and stdio and execs the program. It
+// returns only on failure.
+func initExec(ec *execConfig) error {
+	if ec == nil || ec.Process == nil || len(ec.Process.Args) == 0 {
+		return errors.New("exec: no process received")
+	}
+	_ = unix.Close(ec.ExeFd)
+	if err := setDumpable(false); err != nil {
+		return err
+	}
+	p := ec.Process
+	if p.Terminal {
+		if err := setupConsole(ec.ConsoleSocketFd, p, false); err != nil {
+			return fmt.Errorf("set up console: %w", err)
+		}
+	} else if ec.ConsoleSocketFd >= 0 {
+		_ = unix.Close(ec.ConsoleSocketFd)
+	}
+	env, err := setupProcess(p, ec.Rootless)
+	if err != nil {
+		return err
+	}
+	if err := chdirChecked(p.Cwd); err != nil {
+		return err
+	}
+	path, err := lookPath(p.Args[0], env, p.Cwd)
+	if err != nil {
+		return err
+	}
+	if err := closeExtraFDs(ec.PreserveFds); err != nil {
+		return err
+	}
+	return finalExec(path, p.Args, env)
+}
+
+// joinCgroup puts an exec'd process into the container's cgroup. Until the
+// runtime manages cgroups, a process simply stays in the caller's cgroup, as
+// init does.
+func (c *Container) joinCgroup(pid int) error { return nil }
