@@ -24,7 +24,18 @@ var deleteCommand = &cli.Command{
 			// runc: deleting a container that is already gone is not an
 			// error with --force (the shim retries deletes).
 			if c.Bool("force") && errors.Is(err, libbox.ErrNotExist) {
-				return nil
+				rt, rerr := newRuntime(c)
+				if rerr != nil {
+					return rerr
+				}
+				if rerr := rt.RemoveStale(c.Args().First()); !errors.Is(rerr, libbox.ErrExist) {
+					return rerr
+				}
+				ctr, err = loadContainer(c) // created meanwhile
+				if err != nil {
+					return err
+				}
+				return warnOrFail(ctr.Delete(true))
 			}
 			return err
 		}

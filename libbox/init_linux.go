@@ -16,8 +16,9 @@ import (
 
 // Init is the container side of create: the re-executed binary runs it
 // (`nanobox-runc init`) after the nsenter stage has put it in the
-// container's namespaces. It returns only on failure, after reporting the
-// error to the parent; on success it ends in execve of the user program.
+// container's namespaces. On success it ends in execve of the user program
+// and never returns; on failure it reports the error to the parent and
+// returns nil, or returns the error if the parent cannot be told.
 func Init() error {
 	// Everything from here to execve must happen on one thread: credentials,
 	// capabilities, no_new_privs and the cwd are per-thread in the kernel.
@@ -40,9 +41,12 @@ func Init() error {
 	default:
 		err = fmt.Errorf("init: unexpected first message %q", m.Type)
 	}
-	// Both return only on failure.
-	_ = sock.send(syncMsg{Type: syncError, Error: err.Error()})
-	return err
+	// Both return only on failure. The parent reports the error; it is
+	// returned only when it could not be sent there.
+	if serr := sock.send(syncMsg{Type: syncError, Error: err.Error()}); serr != nil {
+		return err
+	}
+	return nil
 }
 
 func initContainer(sock *syncSocket, ic *initConfig) error {
@@ -121,6 +125,12 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			return fmt.Errorf("create cwd %s: %w", p.Cwd, err)
 		}
 	}
+	// After the mounts (Landlock paths are container paths), before the
+	// credentials change; see filters_linux.go for the order.
+	filters, err := prepareFilters(sock, p, cfg.Seccomp, cfg.Landlock)
+	if err != nil {
+		return err
+	}
 	env, err := setupProcess(p, cfg.Rootless)
 	if err != nil {
 		return err
@@ -150,6 +160,10 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		}
 	}
 	if err := closeExtraFDs(ic.PreserveFds); err != nil {
+		return err
+	}
+	// Landlock, then seccomp: nothing but execve runs under them.
+	if err := filters.apply(); err != nil {
 		return err
 	}
 	return finalExec(path, p.Args, env)
