@@ -19,7 +19,10 @@ runtime accepts. Container engines read it to decide what to ask for.`,
 			return err
 		}
 		f := specconv.Features()
-		f.Annotations = map[string]string{"org.nanobox.runtime.version": version}
+		if f.Annotations == nil {
+			f.Annotations = map[string]string{}
+		}
+		f.Annotations["org.nanobox.runtime.version"] = version
 		enc := json.NewEncoder(ctx.App.Writer)
 		enc.SetIndent("", "    ")
 		return enc.Encode(f)

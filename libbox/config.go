@@ -63,6 +63,12 @@ type Config struct {
 	// Process is the container's init process.
 	Process Process `json:"process"`
 
+	// Seccomp and Landlock confine every process of the container: init,
+	// and each one exec adds (with the same policies, whatever its
+	// Process). nil means none. See filters_linux.go for when they apply.
+	Seccomp  *Seccomp  `json:"seccomp,omitempty"`
+	Landlock *Landlock `json:"landlock,omitempty"`
+
 	// Annotations are opaque to the runtime and echoed in the state JSON.
 	Annotations map[string]string `json:"annotations,omitempty"`
 

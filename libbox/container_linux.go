@@ -569,6 +569,10 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (p *ini
 			if err := sock.send(syncMsg{Type: syncHooksDone}); err != nil {
 				return p, err
 			}
+		case syncSeccompFd:
+			if err := deliverSeccompFd(sock, cfg.Seccomp, ic.State); err != nil {
+				return p, err
+			}
 		case syncReady:
 			return p, nil
 		case syncError:

@@ -19,13 +19,16 @@ package libbox
 //	                                              close-on-exec
 //	init    hooks         -                       run prestart + createRuntime hooks now
 //	parent  hooks-done    -                       ... done (or error)
+//	init    seccomp-fd    -, then a 1-byte        the seccomp notify fd, for the parent to
+//	                      packet with the fd      hand to listenerPath (no reply;
+//	                      (SCM_RIGHTS)            seccomp_linux.go)
 //	init    ready         -                       set-up complete; init now waits on the
 //	                                              exec fifo for `start`
 //	init    error         Error text              set-up failed; init exits
 //	parent  error         Error text              the parent failed (hooks); init exits
 //
-// File descriptors (the pty master) never cross this socket: init sends the
-// master straight to the console socket it was given.
+// The only descriptor that crosses this socket is the seccomp notify fd;
+// init sends the pty master straight to the console socket it was given.
 
 import (
 	"encoding/json"
@@ -43,6 +46,7 @@ const (
 	syncExec      syncType = "exec"
 	syncHooks     syncType = "hooks"
 	syncHooksDone syncType = "hooks-done"
+	syncSeccompFd syncType = "seccomp-fd"
 	syncReady     syncType = "ready"
 	syncError     syncType = "error"
 )

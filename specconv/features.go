@@ -1,16 +1,21 @@
 package specconv
 
 import (
+	"strconv"
+
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/opencontainers/runtime-spec/specs-go/features"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox"
 )
 
 // Features describes what FromSpec accepts, for `nanobox-runc features`.
-// Subsystems the runtime does not enforce yet (cgroups, seccomp, LSMs) are
+// Subsystems the runtime does not enforce yet (cgroups, LSMs) are
 // reported as not compiled in (false), never as unknown (nil), so engines
 // do not assume them.
 func Features() *features.Features {
 	no := func() *bool { b := false; return &b }
+	seccomp, libseccompVersion := seccompFeatures()
 	return &features.Features{
 		OCIVersionMin: "1.0.0",
 		OCIVersionMax: specs.Version,
@@ -26,12 +31,19 @@ func Features() *features.Features {
 				SystemdUser: no(),
 				Rdma:        no(),
 			},
-			Seccomp:         &features.Seccomp{Enabled: no()},
+			Seccomp:         seccomp,
 			Apparmor:        &features.Apparmor{Enabled: no()},
 			Selinux:         &features.Selinux{Enabled: no()},
 			IntelRdt:        &features.IntelRdt{Enabled: no()},
 			MountExtensions: &features.MountExtensions{IDMap: &features.IDMap{Enabled: no()}},
 			NetDevices:      &features.NetDevices{Enabled: no()},
+		},
+		Annotations: map[string]string{
+			// runc's key; engines read it to decide on seccomp features.
+			"io.github.seccomp.libseccomp.version": libseccompVersion,
+			// The running kernel's Landlock ABI (0: none), for the
+			// LandlockAnnotation policies.
+			LandlockAnnotation + ".abi": strconv.Itoa(libbox.LandlockABI()),
 		},
 	}
 }

@@ -5,8 +5,10 @@
 // The rule FromSpec follows: every field of config.json is either carried
 // into the Config, or refused with an error naming the field, or (for the few
 // settings the runtime accepts but does not act on yet: linux.resources,
-// linux.seccomp, and AppArmor/SELinux labels on hosts without that LSM)
-// reported through Options.Warnf. Nothing is dropped silently.
+// AppArmor/SELinux labels on hosts without that LSM, the parts of a Landlock
+// policy (annotation org.nanobox.landlock, see LandlockAnnotation) the
+// kernel's Landlock ABI lacks) reported through Options.Warnf. Nothing is
+// dropped silently.
 package specconv
 
 import (
@@ -183,7 +185,12 @@ func FromSpec(spec *specs.Spec, opts Options) (*libbox.Config, error) {
 		warnf("linux.resources is not enforced yet: cgroup limits and device rules in config.json are ignored")
 	}
 	if linux.Seccomp != nil {
-		warnf("linux.seccomp is not applied yet: the container runs without a seccomp filter")
+		if c.Seccomp, err = convertSeccomp(linux.Seccomp); err != nil {
+			return nil, err
+		}
+	}
+	if c.Landlock, err = convertLandlock(spec.Annotations, warnf); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -690,8 +690,8 @@ func TestDevicesHooksAndCopiedFields(t *testing.T) {
 	if c.Annotations["a"] != "b" || c.Domainname != "example.org" || c.CgroupsPath != "/nanobox/c1" {
 		t.Errorf("annotations %v domainname %q cgroupsPath %q", c.Annotations, c.Domainname, c.CgroupsPath)
 	}
-	if !w.contains("linux.seccomp is not applied yet") {
-		t.Errorf("no seccomp warning in %q", w)
+	if c.Seccomp == nil || c.Seccomp.DefaultAction != libbox.SeccompErrno || w.contains("seccomp") {
+		t.Errorf("seccomp %+v, warnings %q", c.Seccomp, w)
 	}
 }
 
@@ -827,7 +827,7 @@ func TestKnownLists(t *testing.T) {
 		t.Errorf("mount options list an unsupported option: %s", opts)
 	}
 	f := Features()
-	if f.OCIVersionMax != specs.Version || len(f.Hooks) != 6 || *f.Linux.Seccomp.Enabled || *f.Linux.Cgroup.V2 || len(f.Linux.Capabilities) != len(caps) {
+	if f.OCIVersionMax != specs.Version || len(f.Hooks) != 6 || !*f.Linux.Seccomp.Enabled || *f.Linux.Cgroup.V2 || len(f.Linux.Capabilities) != len(caps) {
 		t.Errorf("features %+v", f)
 	}
 }

@@ -1,0 +1,222 @@
+#!/usr/bin/env bats
+# linux.seccomp: every action, argument conditions, the notify listener, and
+# Docker's default profile, rootful and rootless.
+
+load helpers
+load gohelpers
+
+setup() {
+	setup_test
+	# A writable root, so that an unfiltered mkdir succeeds and a failing
+	# one failed because of the filter.
+	update_config '.root.readonly = false'
+}
+
+teardown() {
+	teardown_test
+}
+
+# seccomp JSON: linux.seccomp = JSON.
+seccomp() {
+	update_config '.linux.seccomp = $s' "$BUNDLE" --argjson s "$1"
+}
+
+# deny_mkdir ACTION [ERRNO]: allow everything but mkdir/mkdirat, which get
+# ACTION (with errnoRet ERRNO when given).
+deny_mkdir() {
+	local rule='{"names": ["mkdir", "mkdirat"], "action": $a}'
+	[[ -z "${2:-}" ]] || rule='{"names": ["mkdir", "mkdirat"], "action": $a, "errnoRet": ($e | tonumber)}'
+	update_config ".linux.seccomp = {\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [$rule]}" \
+		"$BUNDLE" --arg a "$1" --arg e "${2:-0}"
+}
+
+@test "seccomp: an errno rule returns its errnoRet, EPERM without one" {
+	deny_mkdir SCMP_ACT_ERRNO 38
+	run_sh 'mkdir /tmp/d; echo mkdir=$?; touch /tmp/f && echo touch-ok'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"can't create directory '/tmp/d': Function not implemented"* ]]
+	[[ "$output" == *"mkdir=1"* && "$output" == *"touch-ok"* ]]
+
+	deny_mkdir SCMP_ACT_ERRNO
+	run_sh 'mkdir /tmp/d'
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"can't create directory '/tmp/d': Operation not permitted"* ]]
+
+	# Control: without the filter the same command works.
+	update_config 'del(.linux.seccomp)'
+	run_sh 'mkdir /tmp/d && echo made'
+	[ "$status" -eq 0 ]
+	[ "$output" = made ]
+}
+
+@test "seccomp: kill, kill-process, kill-thread and trap end the process with SIGSYS (exit 159)" {
+	local a
+	for a in SCMP_ACT_KILL SCMP_ACT_KILL_PROCESS SCMP_ACT_KILL_THREAD SCMP_ACT_TRAP; do
+		deny_mkdir "$a"
+		run_container mkdir /tmp/d
+		# 128 + SIGSYS (31).
+		[ "$status" -eq 159 ] || fail "$a: status $status"
+		[ ! -e "$BUNDLE/rootfs/tmp/d" ] || fail "$a: the directory was made"
+	done
+	# From a shell: only the child dies.
+	deny_mkdir SCMP_ACT_KILL
+	run_sh 'mkdir /tmp/d; echo status=$?'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"status=159"* ]]
+}
+
+@test "seccomp: log and allow let the call through; trace without a tracer is ENOSYS" {
+	deny_mkdir SCMP_ACT_LOG
+	run_sh 'mkdir /tmp/d && echo made'
+	[ "$status" -eq 0 ]
+	[ "$output" = made ]
+
+	deny_mkdir SCMP_ACT_TRACE 5
+	run_sh 'mkdir /tmp/e'
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"Function not implemented"* ]]
+}
+
+@test "seccomp: argument conditions select the calls" {
+	# kill(pid, 0) denied, any other signal allowed.
+	seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["kill"], "action": "SCMP_ACT_ERRNO",
+		"errnoRet": 38, "args": [{"index": 1, "value": 0, "op": "SCMP_CMP_EQ"}]}]}'
+	run_sh 'kill -0 $$; echo zero=$?; kill -CONT $$; echo cont=$?'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Function not implemented"* ]]
+	[[ "$output" == *"zero=1"* && "$output" == *"cont=0"* ]]
+
+	# Two conditions on the same argument are OR-ed (runc's behaviour).
+	seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["kill"], "action": "SCMP_ACT_ERRNO",
+		"args": [{"index": 1, "value": 18, "op": "SCMP_CMP_EQ"}, {"index": 1, "value": 0, "op": "SCMP_CMP_EQ"}]}]}'
+	run_sh 'kill -0 $$; echo zero=$?; kill -CONT $$; echo cont=$?; kill -WINCH $$; echo winch=$?'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"zero=1"* && "$output" == *"cont=1"* && "$output" == *"winch=0"* ]]
+
+	# SCMP_CMP_MASKED_EQ: odd signal numbers (TERM=15; CONT=18 is even).
+	# pid 1 of a pid namespace ignores signals it has no handler for.
+	seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["kill"], "action": "SCMP_ACT_ERRNO",
+		"args": [{"index": 1, "value": 1, "valueTwo": 1, "op": "SCMP_CMP_MASKED_EQ"}]}]}'
+	run_sh 'kill -TERM $$; echo term=$?; kill -CONT $$; echo cont=$?'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"term=1"* && "$output" == *"cont=0"* ]]
+}
+
+@test "seccomp: applies with noNewPrivileges false too" {
+	# Then the filter goes in before capabilities are dropped (seccomp(2)
+	# needs no_new_privs or CAP_SYS_ADMIN), as runc does.
+	update_config '.process.noNewPrivileges = false'
+	deny_mkdir SCMP_ACT_ERRNO 38
+	run_sh 'mkdir /tmp/d; grep NoNewPrivs /proc/self/status'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Function not implemented"* ]]
+	[[ "$output" == *"NoNewPrivs:"*"0"* ]]
+}
+
+@test "seccomp: flags, architectures and unknown syscall names" {
+	local flags
+	runtime_ok features
+	flags=$(jq -c '[(.linux.seccomp.supportedFlags // [])[] | select(. != "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV")]' <<<"$output")
+	seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+		"flags": '"$flags"', "syscalls": [{"names": ["no_such_syscall", "mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38}]}'
+	[[ "$(uname -m)" == x86_64 ]] || update_config 'del(.linux.seccomp.architectures)'
+	run_sh 'mkdir /tmp/d'
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"Function not implemented"* ]]
+}
+
+@test "seccomp: an unknown action or operator fails create, naming the field" {
+	seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir"], "action": "SCMP_ACT_MAYBE"}]}'
+	runtime create -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	if ! is_runc; then
+		[[ "$output" == *'linux.seccomp.syscalls[0].action: unknown action "SCMP_ACT_MAYBE"'* ]]
+	fi
+	assert_nothing_left "$CID"
+
+	seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["kill"], "action": "SCMP_ACT_ERRNO",
+		"args": [{"index": 1, "value": 0, "op": "SCMP_CMP_ROUGHLY"}]}]}'
+	runtime create -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	if ! is_runc; then
+		[[ "$output" == *'linux.seccomp.syscalls[0].args[0].op: unknown operator "SCMP_CMP_ROUGHLY"'* ]]
+	fi
+	assert_nothing_left "$CID"
+}
+
+@test "seccomp: the default profile denies mount, unshare and keyctl" {
+	use_sysprobe
+	local agent profile
+	agent=$(build_test_helper seccompagent) || skip "cannot build tests/integration/seccompagent (needs go and libseccomp-dev)"
+	profile=$("$agent" profile)
+	# CAP_SYS_ADMIN, so that what stops these calls is the filter (made
+	# for the default capabilities), not the missing capability.
+	update_config '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])'
+	run_container sysprobe mount unshare keyctl
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'mount: ok\nunshare: ok\nkeyctl: ok')" ]
+
+	seccomp "$profile"
+	run_container sysprobe mount unshare keyctl
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'mount: EPERM\nunshare: EPERM\nkeyctl: EPERM')" ]
+
+	# defaultErrnoRet replaces EPERM for what no rule lists.
+	update_config '.linux.seccomp.defaultErrnoRet = 38'
+	run_container sysprobe keyctl
+	[ "$status" -eq 0 ]
+	[ "$output" = "keyctl: ENOSYS" ]
+
+	# The profile lets an ordinary shell session through.
+	run_sh 'mkdir /tmp/d && echo hi > /tmp/d/f && cat /tmp/d/f && ls /tmp/d'
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'hi\nf')" ]
+}
+
+@test "seccomp: notify hands the fd and the container state to the listener" {
+	local agent sock="$BATS_TEST_TMPDIR/agent.sock" state="$BATS_TEST_TMPDIR/agent.state" flags='[]'
+	agent=$(build_test_helper seccompagent) || skip "cannot build tests/integration/seccompagent (needs go and libseccomp-dev)"
+	runtime_ok features
+	if jq -e '.linux.seccomp.supportedFlags | index("SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV")' <<<"$output" >/dev/null; then
+		flags='["SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"]'
+	fi
+	# The agent answers ENOSPC (28) to every notification.
+	as_user "$agent" listen "$sock" "$state" 28 2>"$BATS_TEST_TMPDIR/agent.log" &
+	retry 100 0.05 test -S "$sock"
+	seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "'"$sock"'", "listenerMetadata": "nbx-meta",
+		"flags": '"$flags"', "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_NOTIFY"}]}'
+	run_sh 'mkdir /tmp/d; echo mkdir=$?; touch /tmp/f && echo touch-ok'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"can't create directory '/tmp/d': No space left on device"* ]]
+	[[ "$output" == *"mkdir=1"* && "$output" == *"touch-ok"* ]]
+	[ ! -e "$BUNDLE/rootfs/tmp/d" ]
+
+	echo "listener received: $(cat "$state")"
+	jq -e --arg id "$CID" '.fds == ["seccompFd"] and .metadata == "nbx-meta" and .pid > 0
+		and .state.id == $id and .state.status == "creating" and .state.pid == .pid
+		and (.ociVersion | startswith("1."))' "$state"
+	grep -q "mkdir" "$BATS_TEST_TMPDIR/agent.log"
+}
+
+@test "seccomp: notify without a listener fails create" {
+	seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "'"$BATS_TEST_TMPDIR/nobody.sock"'",
+		"syscalls": [{"names": ["mkdir"], "action": "SCMP_ACT_NOTIFY"}]}'
+	runtime create -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	if ! is_runc; then
+		[[ "$output" == *"connect to listenerPath $BATS_TEST_TMPDIR/nobody.sock"* ]]
+	fi
+	assert_nothing_left "$CID"
+}
+
+@test "seccomp: features reports every action, operator and flag" {
+	requires nanobox
+	runtime_ok features
+	jq -e '.linux.seccomp.enabled' <<<"$output"
+	jq -e '.linux.seccomp.actions | length == 9' <<<"$output"
+	jq -e '.linux.seccomp.operators | length == 7' <<<"$output"
+	jq -e '.linux.seccomp.knownFlags | length == 4' <<<"$output"
+	jq -e '.linux.seccomp.supportedFlags | index("SECCOMP_FILTER_FLAG_LOG")' <<<"$output"
+	jq -e '.linux.seccomp.archs | length > 0' <<<"$output"
+	jq -e '.annotations["io.github.seccomp.libseccomp.version"] | test("^2\\.")' <<<"$output"
+}
