@@ -32,6 +32,11 @@ type execConfig struct {
 	ConsoleSocketFd int      `json:"consoleSocketFd"` // -1: none
 	ExeFd           int      `json:"exeFd"`
 	PreserveFds     int      `json:"preserveFds"`
+	// The container's policies: an exec'd process is confined like init.
+	Seccomp  *Seccomp  `json:"seccomp,omitempty"`
+	Landlock *Landlock `json:"landlock,omitempty"`
+	// State is the container's OCI state, for a seccomp notify listener.
+	State []byte `json:"state,omitempty"`
 }
 
 // Exec starts p inside the running container: it joins every namespace of
@@ -90,7 +95,14 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (int, error) {
 	for i := 0; i < opts.PreserveFDs; i++ {
 		files = append(files, os.NewFile(uintptr(3+i), "preserved-fd"))
 	}
-	ec := &execConfig{Process: p, Rootless: c.rt.Rootless, PreserveFds: opts.PreserveFDs, ConsoleSocketFd: -1}
+	cfg := c.st.Config
+	ec := &execConfig{
+		Process: p, Rootless: c.rt.Rootless, PreserveFds: opts.PreserveFDs, ConsoleSocketFd: -1,
+		Seccomp: cfg.Seccomp, Landlock: cfg.Landlock,
+	}
+	if cfg.Seccomp != nil {
+		ec.State = marshalState(c.State())
+	}
 	add := func(f *os.File) int { files = append(files, f); return len(files) - 1 }
 	syncFd := add(childSock)
 	if opts.ConsoleSocket != nil {
@@ -132,16 +144,22 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (int, error) {
 	}
 	// The socket is close-on-exec in the child: EOF means the program
 	// was executed; anything else is the child's error.
-	m, err := sock.recv()
-	switch {
-	case errors.Is(err, errSyncEOF):
-		return pid, nil
-	case err != nil:
-		return fail(fmt.Errorf("exec: %w", err))
-	case m.Type == syncError:
-		return fail(errors.New(m.Error))
-	default:
-		return fail(fmt.Errorf("exec: unexpected message %q", m.Type))
+	for {
+		m, err := sock.recv()
+		switch {
+		case errors.Is(err, errSyncEOF):
+			return pid, nil
+		case err != nil:
+			return fail(fmt.Errorf("exec: %w", err))
+		case m.Type == syncSeccompFd:
+			if err := deliverSeccompFd(sock, cfg.Seccomp, ec.State); err != nil {
+				return fail(fmt.Errorf("exec: %w", err))
+			}
+		case m.Type == syncError:
+			return fail(errors.New(m.Error))
+		default:
+			return fail(fmt.Errorf("exec: unexpected message %q", m.Type))
+		}
 	}
 }
 
@@ -202,7 +220,7 @@ func (c *Container) openNamespaces() ([]nsFile, error) {
 // initExec is the child side of Exec: already in the container's
 // namespaces, it sets up credentials and stdio and execs the program. It
 // returns only on failure.
-func initExec(ec *execConfig) error {
+func initExec(sock *syncSocket, ec *execConfig) error {
 	if ec == nil || ec.Process == nil || len(ec.Process.Args) == 0 {
 		return errors.New("exec: no process received")
 	}
@@ -218,6 +236,10 @@ func initExec(ec *execConfig) error {
 	} else if ec.ConsoleSocketFd >= 0 {
 		_ = unix.Close(ec.ConsoleSocketFd)
 	}
+	filters, err := prepareFilters(sock, p, ec.Seccomp, ec.Landlock)
+	if err != nil {
+		return err
+	}
 	env, err := setupProcess(p, ec.Rootless)
 	if err != nil {
 		return err
@@ -232,10 +254,8 @@ func initExec(ec *execConfig) error {
 	if err := closeExtraFDs(ec.PreserveFds); err != nil {
 		return err
 	}
+	if err := filters.apply(); err != nil {
+		return err
+	}
 	return finalExec(path, p.Args, env)
 }
-
-// joinCgroup puts an exec'd process into the container's cgroup. Until the
-// runtime manages cgroups, a process simply stays in the caller's cgroup, as
-// init does.
-func (c *Container) joinCgroup(pid int) error { return nil }

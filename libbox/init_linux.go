@@ -37,7 +37,7 @@ func Init() error {
 	case syncConfig:
 		err = initContainer(sock, m.Config)
 	case syncExec:
-		err = initExec(m.Exec)
+		err = initExec(sock, m.Exec)
 	default:
 		err = fmt.Errorf("init: unexpected first message %q", m.Type)
 	}
