@@ -1,0 +1,118 @@
+# nanobox-runc: build, test, bench, demo. `make help` lists the targets.
+
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+BINARY := nanobox-runc
+RECVTTY := tests/integration/recvtty/recvtty
+# The runtime the integration suites test; RUNTIME=$$(which runc) checks
+# the suites against the reference runtime.
+RUNTIME ?= $(CURDIR)/$(BINARY)
+# Suites to run (a directory or .bats files).
+TESTS ?= tests/integration
+
+export RUNTIME
+
+.PHONY: all help build recvtty test unit integration integration-root \
+	integration-rootless bench lint clean demo test-clients
+
+all: build
+
+help:
+	@echo "make build                 build ./$(BINARY)"
+	@echo "make test                  unit tests, then the integration suites rootful and rootless"
+	@echo "make unit                  go test ./..."
+	@echo "make integration           bats suites, rootful then rootless (as root)"
+	@echo "make integration-root      bats suites, rootful only"
+	@echo "make integration-rootless  bats suites, runtime run as an unprivileged user"
+	@echo "make test-clients          podman and containerd running their containers on $(BINARY) (root)"
+	@echo "make test-cgroup2          the cgroup suites on a pure cgroup v2 kernel (QEMU VM), root and rootless"
+	@echo "make bench                 time '$(BINARY) run' against runc"
+	@echo "make lint                  gofmt and go vet"
+	@echo "make demo                  run a sample busybox bundle end to end"
+	@echo "make clean                 remove build outputs"
+
+build:
+	$(GO) build -o $(BINARY) .
+
+# The console-socket receiver the tty suite uses.
+recvtty: $(RECVTTY)
+
+$(RECVTTY): tests/integration/recvtty/main.go
+	$(GO) build -o $@ ./tests/integration/recvtty
+
+unit:
+	$(GO) test ./...
+
+# Both parts run even if one fails, so a run shows everything that broke.
+test: build recvtty
+	@rc=0; \
+	$(GO) test ./... || rc=1; \
+	tests/integration/run.sh --mode both $(TESTS) || rc=1; \
+	exit $$rc
+
+integration: build recvtty
+	tests/integration/run.sh --mode both $(TESTS)
+
+integration-root: build recvtty
+	tests/integration/run.sh --mode root $(TESTS)
+
+integration-rootless: build recvtty
+	tests/integration/run.sh --mode rootless $(TESTS)
+
+# podman (conmon) and containerd (containerd-shim-runc-v2) from apt running
+# their containers on ./$(BINARY), with private configs, storage and a
+# containerd of their own; root only. ctrupdate is the Go client (its own
+# module, so the runtime's go.mod stays lean) for containerd's Tasks.Update.
+test-clients: build
+	cd tests/integration/clients/ctrupdate && $(GO) build -o ctrupdate .
+	tests/integration/run.sh --mode root tests/integration/podman.bats tests/integration/containerd.bats
+
+bench: build
+	scripts/bench.sh
+
+lint:
+	@out=$$(gofmt -l $$($(GO) list -f '{{.Dir}}' ./...)); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -f $(BINARY) $(RECVTTY)
+
+# The README's first command: install what is missing, build, make a
+# busybox bundle in a temporary directory, and run it.
+demo:
+	@missing=""; \
+	[ -x /bin/busybox ] || missing="$$missing busybox-static"; \
+	command -v jq >/dev/null || missing="$$missing jq"; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" -ne 0 ]; then echo "demo: please install:$$missing"; exit 1; fi; \
+		echo "demo: installing$$missing"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@$(MAKE) --no-print-directory build
+	@set -e; dir=$$(mktemp -d /tmp/nanobox-demo.XXXXXX); trap 'rm -rf "$$dir"' EXIT; \
+	chmod 0755 "$$dir"; \
+	tests/integration/mkbundle.sh --runtime "$(CURDIR)/$(BINARY)" "$$dir" \
+		sh -c 'echo hello from the sandbox; echo "uid $$(id -u) on $$(hostname), pid $$$$"'; \
+	echo "demo: bundle $$dir: busybox rootfs + config.json from '$(BINARY) spec'"; \
+	echo "demo: $(BINARY) run -b $$dir demo-$$$$"; \
+	./$(BINARY) run -b "$$dir" "demo-$$$$"
+
+# A short coverage-guided pass over each go test -fuzz target, from the
+# seed corpora in specconv/ and libbox/testdata/fuzz/: config.json ->
+# libbox.Config, and the state.json reader. FUZZTIME=5m for a longer one.
+FUZZTIME ?= 20s
+.PHONY: fuzz
+fuzz:
+	$(GO) test ./specconv -run '^$$' -fuzz '^FuzzFromSpec$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./libbox -run '^$$' -fuzz '^FuzzParseState$$' -fuzztime $(FUZZTIME)
+
+# The cgroup v2 stage: libbox's cgroup unit tests and the cgroup suites on a
+# pure cgroup v2 kernel, as root and rootless in a delegated subtree, in one
+# boot of a throwaway QEMU VM (scripts/cgroup2-vm installs QEMU and fetches a
+# Debian kernel the first time; software emulation where there is no usable
+# KVM). CGROUP2_FILTER= runs every test of the suites there, not just the
+# version-dependent ones.
+.PHONY: test-cgroup2
+test-cgroup2:
+	scripts/test-cgroup2.sh

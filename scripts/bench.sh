@@ -1,0 +1,111 @@
+#!/bin/bash
+# bench.sh: time `nanobox-runc run` of a busybox bundle running /bin/true
+# against runc, in the same run, on the same config.json, each runtime as
+# root with a fresh --root. Prints min and median wall time and mean CPU
+# (user+sys) per run for each, and the ratio of the medians; then all of it
+# again with a memory and a pids limit in config.json.
+#
+# Environment: NANOBOX (default ./nanobox-runc), RUNC (default: runc on
+# PATH), RUNS (default 50), WARMUP (default 5), BENCH_NO_HYPERFINE=1 for a
+# plain loop instead of hyperfine, BENCH_STRICT=1 to exit 1
+# unless nanobox-runc's median is below runc's (this issue's bar).
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+NANOBOX=${NANOBOX:-$repo/nanobox-runc}
+RUNC=${RUNC:-$(command -v runc || true)}
+RUNS=${RUNS:-50}
+WARMUP=${WARMUP:-5}
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+[[ $EUID -eq 0 ]] || die "run as root (both runtimes are timed rootful)"
+[[ -x "$NANOBOX" ]] || die "$NANOBOX is not built (make build)"
+[[ -n "$RUNC" && -x "$RUNC" ]] || die "runc not found (apt-get install runc)"
+
+work=$(mktemp -d /tmp/nanobox-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+chmod 0755 "$work"
+# One bundle, one config.json (runc's default spec), for both runtimes.
+"$repo/tests/integration/mkbundle.sh" "$work/bundle" /bin/true
+# BENCH_LIMITS=1 (the second pass, at the end): the same with a memory and
+# a pids limit, so that what setting cgroup limits costs on `run` shows.
+if [[ "${BENCH_LIMITS:-0}" == 1 ]]; then
+	jq '.linux.resources = {"memory": {"limit": 268435456}, "pids": {"limit": 1024}}' \
+		"$work/bundle/config.json" >"$work/config.json"
+	mv "$work/config.json" "$work/bundle/config.json"
+	echo "== config.json with linux.resources: memory limit 256 MiB, pids limit 1024"
+else
+	echo "== config.json without linux.resources"
+fi
+mkdir -p "$work/root-nanobox" "$work/root-runc"
+
+# Sanity: both run the bundle.
+"$NANOBOX" --root "$work/root-nanobox" run -b "$work/bundle" bench-check ||
+	die "nanobox-runc cannot run the bundle"
+"$RUNC" --root "$work/root-runc" run -b "$work/bundle" bench-check ||
+	die "runc cannot run the bundle"
+
+nbx_cmd="$NANOBOX --root $work/root-nanobox run -b $work/bundle bench"
+runc_cmd="$RUNC --root $work/root-runc run -b $work/bundle bench"
+
+# stats NAME WALL_MS_FILE CPU_MS: one result line.
+declare -A MEDIAN
+report() {
+	local name=$1 min=$2 median=$3 cpu=$4
+	MEDIAN[$name]=$median
+	printf '%-14s %6d %10.2f %12.2f %18.2f\n' "$name" "$RUNS" "$min" "$median" "$cpu"
+}
+
+printf '%-14s %6s %10s %12s %18s\n' runtime runs "min(ms)" "median(ms)" "cpu user+sys(ms)"
+if [[ "${BENCH_NO_HYPERFINE:-0}" != 1 ]] && command -v hyperfine >/dev/null; then
+	hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --style none \
+		--export-json "$work/result.json" -n nanobox-runc "$nbx_cmd" -n runc "$runc_cmd" >/dev/null
+	while IFS=$'\t' read -r name min median cpu; do
+		report "$name" "$min" "$median" "$cpu"
+	done < <(jq -r '.results[] | [.command, .min * 1000, .median * 1000, (.user + .system) * 1000] | @tsv' \
+		"$work/result.json")
+else
+	# No hyperfine: a plain loop; CPU from the shell's children times.
+	# `times` must run in this shell (not a $(...) subshell) to see its
+	# children; its second line is the children's user and sys time.
+	cpu_ms() { awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); print (u[1] * 60 + u[2] + s[1] * 60 + s[2]) * 1000 }' "$1"; }
+	for name in nanobox-runc runc; do
+		cmd=$nbx_cmd
+		[[ $name == runc ]] && cmd=$runc_cmd
+		for ((i = 0; i < WARMUP; i++)); do $cmd; done
+		: >"$work/$name.ms"
+		times >"$work/times"
+		c0=$(cpu_ms "$work/times")
+		for ((i = 0; i < RUNS; i++)); do
+			t0=$(date +%s%N)
+			$cmd
+			t1=$(date +%s%N)
+			echo $(((t1 - t0) / 1000)) >>"$work/$name.ms"
+		done
+		times >"$work/times"
+		c1=$(cpu_ms "$work/times")
+		sort -n "$work/$name.ms" -o "$work/$name.ms"
+		min=$(awk 'NR == 1 {print $1 / 1000}' "$work/$name.ms")
+		median=$(awk '{a[NR] = $1} END {print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) / 1000}' "$work/$name.ms")
+		report "$name" "$min" "$median" "$(awk -v a="$c0" -v b="$c1" -v n="$RUNS" 'BEGIN {print (b - a) / n}')"
+	done
+fi
+
+ratio=$(awk -v a="${MEDIAN[nanobox-runc]}" -v b="${MEDIAN[runc]}" 'BEGIN {printf "%.3f", a / b}')
+echo "median ratio nanobox-runc/runc: $ratio"
+if awk -v r="$ratio" 'BEGIN {exit !(r < 1)}'; then
+	echo "nanobox-runc's median is below runc's"
+else
+	echo "nanobox-runc's median is NOT below runc's"
+	[[ "${BENCH_STRICT:-0}" != 1 ]] || exit 1
+fi
+
+# Second pass: the same comparison with memory+pids limits (BENCH_LIMITS=0
+# in the environment skips it).
+if [[ -z "${BENCH_LIMITS:-}" ]]; then
+	echo
+	BENCH_LIMITS=1 "$BASH" "$0"
+fi

@@ -1,0 +1,225 @@
+#!/usr/bin/env bats
+# config.json process and root settings, checked from inside the container.
+
+load helpers
+
+setup() {
+	setup_test
+}
+
+teardown() {
+	teardown_test
+}
+
+# status_field NAME: the value of NAME: in the container's /proc/self/status.
+status_field() {
+	awk -v f="$1:" '$1 == f {print $2}' <<<"$output"
+}
+
+@test "config: env replaces the environment" {
+	update_config '.process.env = ["PATH=/bin", "FOO=bar baz", "EMPTY="]'
+	run_container env
+	[ "$status" -eq 0 ]
+	[ "$(sort <<<"$output" | grep -v '^HOME=')" = "$(printf 'EMPTY=\nFOO=bar baz\nPATH=/bin')" ]
+}
+
+@test "config: cwd" {
+	update_config '.process.cwd = "/tmp"'
+	run_container pwd
+	[ "$status" -eq 0 ]
+	[ "$output" = /tmp ]
+}
+
+@test "config: args are passed verbatim" {
+	run_container /bin/echo 'a  b' '$HOME' '"q"'
+	[ "$status" -eq 0 ]
+	[ "$output" = 'a  b $HOME "q"' ]
+}
+
+@test "config: user uid and gid" {
+	use_subid_mappings
+	update_config '.process.user = {uid: 1000, gid: 1000}'
+	run_sh 'id -u; id -g; id -un'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 1000 ]
+	[ "${lines[1]}" = 1000 ]
+	[ "${lines[2]}" = user ]
+}
+
+@test "config: user additionalGids" {
+	use_subid_mappings
+	if is_runc && is_rootless; then
+		skip "runc 1.1.5 refuses additional groups in any rootless container, even with newgidmap ranges"
+	fi
+	update_config '.process.user = {uid: 1000, gid: 1000, additionalGids: [1001, 29]}'
+	run_sh 'grep ^Groups: /proc/self/status'
+	[ "$status" -eq 0 ]
+	groups=$(echo "${output#Groups:}" | tr -s ' \t' '\n' | grep . | sort -n | tr '\n' ' ')
+	[ "$groups" = "29 1001 " ]
+}
+
+@test "config: root user by default" {
+	run_sh 'id -u; id -g'
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf '0\n0')" ]
+}
+
+@test "config: umask" {
+	update_config '.process.user.umask = 63'
+	run_container sh -c umask
+	[ "$status" -eq 0 ]
+	[ "$output" = 0077 ]
+}
+
+@test "config: hostname" {
+	update_config '.hostname = "box-test"'
+	run_container hostname
+	[ "$status" -eq 0 ]
+	[ "$output" = box-test ]
+	# The host's name is untouched.
+	[ "$(hostname)" != box-test ]
+}
+
+@test "config: domainname" {
+	skip_if_runc "runc 1.1.5 ignores domainname (the kernel keeps (none))"
+	update_config '.hostname = "box-test" | .domainname = "example.test"'
+	run_container cat /proc/sys/kernel/domainname
+	[ "$status" -eq 0 ]
+	[ "$output" = example.test ]
+}
+
+@test "config: rlimits" {
+	update_config '.process.rlimits = [{type: "RLIMIT_NOFILE", soft: 100, hard: 200},
+		{type: "RLIMIT_CORE", soft: 0, hard: 0}]'
+	run_sh 'ulimit -n; ulimit -Hn; grep "Max core" /proc/self/limits'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 100 ]
+	[ "${lines[1]}" = 200 ]
+	[[ "${lines[2]}" =~ Max\ core\ file\ size[[:space:]]+0[[:space:]]+0 ]]
+}
+
+@test "config: noNewPrivileges true and false" {
+	update_config '.process.noNewPrivileges = true'
+	run_container cat /proc/self/status
+	[ "$(status_field NoNewPrivs)" = 1 ]
+	update_config '.process.noNewPrivileges = false'
+	run_container cat /proc/self/status
+	[ "$(status_field NoNewPrivs)" = 0 ]
+}
+
+@test "config: oomScoreAdj" {
+	update_config '.process.oomScoreAdj = 123'
+	run_container cat /proc/self/oom_score_adj
+	[ "$status" -eq 0 ]
+	[ "$output" = 123 ]
+}
+
+@test "config: default capabilities are the spec's three" {
+	run_container cat /proc/self/status
+	[ "$status" -eq 0 ]
+	# CAP_KILL (5), CAP_NET_BIND_SERVICE (10), CAP_AUDIT_WRITE (29).
+	[ "$(status_field CapEff)" = 0000000020000420 ]
+	[ "$(status_field CapPrm)" = 0000000020000420 ]
+	[ "$(status_field CapBnd)" = 0000000020000420 ]
+	# Ambient capabilities not also inheritable are dropped by the kernel.
+	[ "$(status_field CapAmb)" = 0000000000000000 ]
+	[ "$(status_field CapInh)" = 0000000000000000 ]
+}
+
+@test "config: capabilities, all five sets" {
+	update_config '.process.capabilities = {
+		bounding: ["CAP_CHOWN", "CAP_KILL", "CAP_SYS_ADMIN"],
+		effective: ["CAP_CHOWN"],
+		permitted: ["CAP_CHOWN", "CAP_KILL"],
+		inheritable: ["CAP_KILL"],
+		ambient: ["CAP_KILL"]}'
+	run_container cat /proc/self/status
+	[ "$status" -eq 0 ]
+	# The exec'd program: effective = permitted = ambient-derived for root
+	# is the runtime's business; the sets the kernel reports after execve:
+	[ "$(status_field CapBnd)" = 0000000000200021 ]
+	[ "$(status_field CapInh)" = 0000000000000020 ]
+	[ "$(status_field CapAmb)" = 0000000000000020 ]
+	# As uid 0 the kernel recomputes permitted/effective from bounding on
+	# execve (no SECBIT_NOROOT), so only check they stay within bounding.
+	[ $((16#$(status_field CapEff) & ~16#200021)) -eq 0 ]
+}
+
+@test "config: a non-root user keeps exactly the ambient capabilities" {
+	use_subid_mappings
+	update_config '.process.user = {uid: 1000, gid: 1000}
+		| .process.capabilities = {
+			bounding: ["CAP_KILL", "CAP_NET_BIND_SERVICE"],
+			effective: ["CAP_KILL", "CAP_NET_BIND_SERVICE"],
+			permitted: ["CAP_KILL", "CAP_NET_BIND_SERVICE"],
+			inheritable: ["CAP_NET_BIND_SERVICE"],
+			ambient: ["CAP_NET_BIND_SERVICE"]}'
+	run_container cat /proc/self/status
+	[ "$status" -eq 0 ]
+	[ "$(status_field CapEff)" = 0000000000000400 ]
+	[ "$(status_field CapAmb)" = 0000000000000400 ]
+	[ "$(status_field CapBnd)" = 0000000000000420 ]
+}
+
+@test "config: no capabilities at all" {
+	update_config '.process.capabilities = {}'
+	run_container cat /proc/self/status
+	[ "$status" -eq 0 ]
+	[ "$(status_field CapEff)" = 0000000000000000 ]
+	[ "$(status_field CapBnd)" = 0000000000000000 ]
+}
+
+@test "config: root.readonly makes / read-only (EROFS)" {
+	update_config '.root.readonly = true'
+	run_sh 'touch /newfile'
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Read-only file system"* ]]
+	[ ! -e "$BUNDLE/rootfs/newfile" ]
+}
+
+@test "config: root.readonly false lets the container write its rootfs" {
+	update_config '.root.readonly = false'
+	run_sh 'echo written > /newfile'
+	[ "$status" -eq 0 ]
+	[ "$(cat "$BUNDLE/rootfs/newfile")" = written ]
+}
+
+@test "config: root.path may be absolute" {
+	mv "$BUNDLE/rootfs" "$BATS_TEST_TMPDIR/elsewhere"
+	update_config '.root.path = $p' "$BUNDLE" --arg p "$BATS_TEST_TMPDIR/elsewhere"
+	run_container echo absolute root
+	[ "$status" -eq 0 ]
+	[ "$output" = "absolute root" ]
+}
+
+@test "config: sysctl in the container's own namespaces" {
+	update_config '.linux.sysctl = {"kernel.shmmax": "12345678", "fs.mqueue.msg_max": "17"}'
+	run_sh 'cat /proc/sys/kernel/shmmax /proc/sys/fs/mqueue/msg_max'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 12345678 ]
+	[ "${lines[1]}" = 17 ]
+	[ "$(cat /proc/sys/kernel/shmmax)" != 12345678 ]
+}
+
+@test "config: network sysctl in a new network namespace" {
+	requires root
+	update_config '.linux.sysctl = {"net.ipv4.ip_forward": "1", "net.ipv4.conf.all.forwarding": "1"}'
+	run_container cat /proc/sys/net/ipv4/ip_forward
+	[ "$status" -eq 0 ]
+	[ "$output" = 1 ]
+}
+
+@test "config: annotations are accepted and not interpreted" {
+	update_config '.annotations = {"io.example/anything": "at all", "empty": ""}'
+	run_container true
+	[ "$status" -eq 0 ]
+}
+
+@test "config: an unsupported field is an error, not ignored" {
+	requires nanobox
+	update_config '.linux.intelRdt = {"closID": "nanobox-test"}'
+	run_container true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *intelRdt* ]]
+	assert_nothing_left "$CID"
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bats
+# Descriptors: the container sees 0-2 and the --preserve-fds ones, nothing
+# the runtime or its caller had open (CVE-2024-21626).
+
+load helpers
+
+setup() {
+	setup_test
+	F1="$BATS_TEST_TMPDIR/f1"
+	F2="$BATS_TEST_TMPDIR/f2"
+	echo one >"$F1"
+	echo two >"$F2"
+	chmod 0644 "$F1" "$F2"
+}
+
+teardown() {
+	teardown_test
+}
+
+# runtime_with_fds ARGS...: the runtime with fds 3 and 4 open on F1 and F2
+# (and fd 7 on /etc/hostname), the way a caller passes descriptors. Sets
+# $status and $output.
+runtime_with_fds() {
+	local out="$BATS_TEST_TMPDIR/fds.out"
+	status=0
+	(
+		exec 3<"$F1" 4<"$F2" 7</etc/hostname
+		exec timeout -k 5 "$RUNTIME_TIMEOUT" "${AS_USER[@]}" "$RUNTIME" --root "$ROOT" "$@"
+	) </dev/null >"$out" 2>&1 || status=$?
+	output=$(cat "$out")
+	echo "runtime $* (status $status):"
+	echo "$output"
+}
+
+# fd_list: the fds the container's shell listed after its "fds:" line.
+# ls must run as a child of the shell, whose fds are the ones listed: not
+# as the last command (ash would exec it, listing ls's own directory fd) and
+# not in a pipeline (the shell's pipe fds would be listed too).
+fd_list() {
+	sed -n '/^fds:$/,$p' <<<"$output" | grep -E '^[0-9]+$' | sort -n | tr '\n' ' '
+}
+
+@test "fds: the container has only 0, 1 and 2 open" {
+	set_cmd 'echo fds:; ls /proc/$$/fd; echo end'
+	runtime_with_fds run -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	[ "$(fd_list)" = "0 1 2 " ]
+}
+
+@test "fds: --preserve-fds 2 passes fds 3 and 4, and nothing above" {
+	set_cmd 'cat <&3; cat <&4; echo fds:; ls /proc/$$/fd; echo end'
+	runtime_with_fds run --preserve-fds 2 -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	[ "$(sed -n 1p <<<"$output")" = one ]
+	[ "$(sed -n 2p <<<"$output")" = two ]
+	[ "$(fd_list)" = "0 1 2 3 4 " ]
+}
+
+@test "fds: --preserve-fds with create and start" {
+	set_cmd 'cat <&3; echo fds:; ls /proc/$$/fd; echo end'
+	runtime_with_fds create --preserve-fds 1 -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	out="$BATS_TEST_TMPDIR/fds.out"
+	runtime_ok start "$CID"
+	wait_for_status "$CID" stopped
+	retry 20 0.05 grep -qx end "$out"
+	output=$(cat "$out")
+	echo "$output"
+	[ "$(sed -n 1p <<<"$output")" = one ]
+	[ "$(fd_list)" = "0 1 2 3 " ]
+}
+
+@test "fds: the working directory is inside the container" {
+	# CVE-2024-21626: a leaked host directory fd as cwd would show here.
+	update_config '.process.cwd = "/tmp"'
+	set_cmd 'pwd; readlink /proc/self/cwd; ls / | grep -c bin'
+	runtime_with_fds run -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	[ "$(sed -n 1p <<<"$output")" = /tmp ]
+	[ "$(sed -n 2p <<<"$output")" = /tmp ]
+}
+
+@test "fds: a process.cwd of /proc/self/fd/N is refused or stays inside" {
+	update_config '.process.cwd = "/proc/self/fd/7"'
+	set_cmd 'ls ..; pwd'
+	runtime_with_fds run -b "$BUNDLE" "$CID"
+	# Either an error, or a cwd that is not the host's /etc.
+	if [ "$status" -eq 0 ]; then
+		! grep -qx hostname <<<"$output"
+	fi
+}

@@ -1,0 +1,175 @@
+#!/usr/bin/env bats
+# OCI hooks: all six, in order, with the state JSON on stdin, in the right
+# namespaces; failures and timeouts.
+
+load helpers
+
+HOOKS=(prestart createRuntime createContainer startContainer poststart poststop)
+
+setup() {
+	setup_test
+	HOOKDIR="$BATS_TEST_TMPDIR/hooks"
+	OUT="$HOOKDIR/out"
+	mkdir -p "$OUT"
+	# hook.sh NAME OUTDIR [fail|sleep]: record stdin, mount ns, env, order.
+	cat >"$HOOKDIR/hook.sh" <<-'EOF'
+		#!/bin/sh
+		name=$1 out=$2
+		cat >"$out/$name.json"
+		readlink /proc/self/ns/mnt >"$out/$name.mntns"
+		env >"$out/$name.env"
+		echo "$*" >"$out/$name.args"
+		echo "$name" >>"$out/order"
+		case "$3" in
+		fail) echo "hook $name failed on purpose" >&2; exit 3 ;;
+		sleep) exec sleep 10 ;;
+		esac
+		exit 0
+	EOF
+	chmod 0755 "$HOOKDIR/hook.sh"
+	# startContainer runs in the container, after pivot_root: it needs the
+	# script in the rootfs and a way to write out.
+	cp "$HOOKDIR/hook.sh" "$BUNDLE/rootfs/hook.sh"
+	give_to_user "$HOOKDIR" "$BUNDLE/rootfs/hook.sh"
+	update_config '.mounts += [{destination: "/hooklog", type: "bind", source: $o, options: ["rbind", "rw"]}]' \
+		"$BUNDLE" --arg o "$OUT"
+}
+
+teardown() {
+	teardown_test
+}
+
+# add_hook KIND [fail|sleep] [TIMEOUT]
+add_hook() {
+	local kind=$1 mode=${2:-} timeout=${3:-} path="$HOOKDIR/hook.sh" out="$OUT"
+	if [[ $kind == startContainer ]]; then
+		path=/hook.sh
+		out=/hooklog
+	fi
+	update_config '.hooks[$k] += [{path: $p, args: (["hook.sh", $k, $o] + (if $m == "" then [] else [$m] end)),
+		env: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOOKVAR=hook-\($k)"]}
+		+ (if $t == "" then {} else {timeout: ($t | tonumber)} end)]' \
+		"$BUNDLE" --arg k "$kind" --arg p "$path" --arg o "$out" --arg m "$mode" --arg t "$timeout"
+}
+
+@test "hooks: all six run in order with the state JSON on stdin" {
+	for h in "${HOOKS[@]}"; do
+		add_hook "$h"
+	done
+	run_sh 'readlink /proc/self/ns/mnt > /hooklog/container.mntns; echo ran'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *ran* ]]
+	cat "$OUT/order"
+	order=$(tr '\n' ' ' <"$OUT/order")
+	if is_runc && [ "$order" = "prestart createRuntime createContainer poststart startContainer poststop " ]; then
+		# runc 1.1.5 runs poststart hooks during create, before start
+		# (fixed in runc 1.2).
+		order="prestart createRuntime createContainer startContainer poststart poststop "
+	fi
+	[ "$order" = "prestart createRuntime createContainer startContainer poststart poststop " ]
+	for h in "${HOOKS[@]}"; do
+		echo "$h: $(cat "$OUT/$h.json")"
+		[ "$(jq -r .id "$OUT/$h.json")" = "$CID" ]
+		[ "$(jq -r .bundle "$OUT/$h.json")" = "$BUNDLE" ]
+		jq -e '.ociVersion | test("^1\\.")' "$OUT/$h.json"
+		grep -qx "HOOKVAR=hook-$h" "$OUT/$h.env"
+		[ "$(cat "$OUT/$h.args")" = "$h $( [[ $h == startContainer ]] && echo /hooklog || echo "$OUT")" ]
+	done
+	for h in prestart createRuntime createContainer startContainer poststart; do
+		jq -e '.pid > 0' "$OUT/$h.json"
+	done
+	# runc 1.1.5 reports "created" to poststart (it runs it during create).
+	is_runc || [ "$(jq -r .status "$OUT/poststart.json")" = running ]
+	[ "$(jq -r .status "$OUT/poststop.json")" = stopped ]
+}
+
+@test "hooks: createRuntime on the host, createContainer and startContainer in the container's mount namespace" {
+	for h in createRuntime createContainer startContainer; do
+		add_hook "$h"
+	done
+	run_sh 'readlink /proc/self/ns/mnt > /hooklog/container.mntns'
+	[ "$status" -eq 0 ]
+	[ "$(cat "$OUT/createRuntime.mntns")" = "$HOST_MNTNS" ]
+	[ "$(cat "$OUT/createContainer.mntns")" = "$(cat "$OUT/container.mntns")" ]
+	[ "$(cat "$OUT/startContainer.mntns")" = "$(cat "$OUT/container.mntns")" ]
+	[ "$(cat "$OUT/container.mntns")" != "$HOST_MNTNS" ]
+}
+
+@test "hooks: create runs prestart, createRuntime, createContainer; start runs startContainer, poststart; delete runs poststop" {
+	skip_if_runc "runc 1.1.5 runs poststart hooks during create (fixed in runc 1.2)"
+	for h in "${HOOKS[@]}"; do
+		add_hook "$h"
+	done
+	set_args sleep 1000
+	runtime_ok create -b "$BUNDLE" "$CID"
+	cat "$OUT/order"
+	[ "$(tr '\n' ' ' <"$OUT/order")" = "prestart createRuntime createContainer " ]
+	runtime_ok start "$CID"
+	retry 50 0.05 test -e "$OUT/poststart.json"
+	[ "$(tr '\n' ' ' <"$OUT/order")" = "prestart createRuntime createContainer startContainer poststart " ]
+	runtime_ok kill "$CID" KILL
+	wait_for_status "$CID" stopped
+	[ ! -e "$OUT/poststop.json" ]
+	runtime_ok delete "$CID"
+	[ "$(tail -n1 "$OUT/order")" = poststop ]
+	[ "$(jq -r .status "$OUT/poststop.json")" = stopped ]
+}
+
+@test "hooks: a failing prestart hook fails create and leaves nothing" {
+	add_hook prestart fail
+	add_hook poststart
+	set_args sleep 1000
+	runtime create -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	[ -e "$OUT/prestart.json" ]
+	[ ! -e "$OUT/poststart.json" ]
+	assert_nothing_left "$CID"
+}
+
+@test "hooks: a failing createRuntime hook fails create and leaves nothing" {
+	add_hook createRuntime fail
+	set_args sleep 1000
+	runtime create -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	assert_nothing_left "$CID"
+}
+
+@test "hooks: a failing createContainer hook fails create and leaves nothing" {
+	add_hook createContainer fail
+	set_args sleep 1000
+	runtime create -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	[ -e "$OUT/createContainer.json" ]
+	assert_nothing_left "$CID"
+}
+
+@test "hooks: a hook that outlives its timeout is killed and fails create" {
+	add_hook prestart sleep 1
+	set_args sleep 1000
+	start=$(date +%s)
+	runtime create -b "$BUNDLE" "$CID"
+	end=$(date +%s)
+	[ "$status" -ne 0 ]
+	[[ "$output" == *timeout* || "$output" == *"timed out"* ]]
+	# The hook sleeps 10 s; killed after 1 s (plus start-up).
+	[ $((end - start)) -lt 8 ]
+	assert_nothing_left "$CID"
+}
+
+@test "hooks: a failing poststop hook does not fail delete" {
+	add_hook poststop fail
+	set_args sleep 1000
+	runtime_ok run -d -b "$BUNDLE" "$CID"
+	runtime delete --force "$CID"
+	[ "$status" -eq 0 ]
+	[ -e "$OUT/poststop.json" ]
+	assert_nothing_left "$CID"
+}
+
+@test "hooks: a hook whose path does not exist fails create" {
+	update_config '.hooks.prestart = [{path: "/no/such/hook"}]'
+	set_args sleep 1000
+	runtime create -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	assert_nothing_left "$CID"
+}

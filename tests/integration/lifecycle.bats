@@ -1,0 +1,184 @@
+#!/usr/bin/env bats
+# create / start / state / kill / delete / run: the OCI lifecycle.
+# Every test here runs rootful and, with ROOTLESS=1, as an unprivileged user.
+
+load helpers
+
+setup() {
+	setup_test
+}
+
+teardown() {
+	teardown_test
+}
+
+@test "create, start: created -> running -> stopped, delete leaves nothing" {
+	set_args sleep 1000
+	runtime create -b "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" "$CID"
+	[ "$status" -eq 0 ]
+	testcontainer "$CID" created
+
+	# The pid file holds the init pid, decimal, with no trailing newline.
+	pid=$(cat "$BATS_TEST_TMPDIR/pid")
+	[[ "$pid" =~ ^[0-9]+$ ]]
+	[ "$(stat -c %s "$BATS_TEST_TMPDIR/pid")" -eq "${#pid}" ]
+	[ "$pid" = "$(container_pid "$CID")" ]
+	kill -0 "$pid"
+	# create returned; init is waiting for start, not yet the user program.
+	! grep -qx sleep "/proc/$pid/comm"
+
+	runtime start "$CID"
+	[ "$status" -eq 0 ]
+	testcontainer "$CID" running
+	# start execs the user program in place: same pid.
+	[ "$pid" = "$(container_pid "$CID")" ]
+	retry 50 0.05 grep -qx sleep "/proc/$pid/comm"
+
+	runtime kill "$CID" KILL
+	[ "$status" -eq 0 ]
+	wait_for_status "$CID" stopped
+
+	runtime delete "$CID"
+	[ "$status" -eq 0 ]
+	runtime state "$CID"
+	[ "$status" -ne 0 ]
+	assert_nothing_left "$CID"
+}
+
+@test "create: the container's output appears only after start, on create's stdio" {
+	set_cmd 'echo hello from the container'
+	runtime_ok create -b "$BUNDLE" "$CID"
+	out=$RUNTIME_OUTFILE
+	[ ! -s "$out" ]
+	runtime_ok start "$CID"
+	wait_for_status "$CID" stopped
+	retry 20 0.05 grep -q 'hello from the container' "$out"
+	runtime_ok delete "$CID"
+}
+
+@test "create: a relative --bundle and a relative --pid-file are resolved against the cwd" {
+	set_args sleep 1000
+	cd "$BATS_TEST_TMPDIR"
+	runtime_ok create -b bundle --pid-file rel.pid "$CID"
+	[ -s "$BATS_TEST_TMPDIR/rel.pid" ]
+	runtime_ok state "$CID"
+	[ "$(jq -r .bundle <<<"$output")" = "$BUNDLE" ]
+}
+
+@test "create: --bundle defaults to the current directory" {
+	set_args sleep 1000
+	cd "$BUNDLE"
+	runtime_ok create "$CID"
+	runtime_ok state "$CID"
+	[ "$(jq -r .bundle <<<"$output")" = "$BUNDLE" ]
+}
+
+@test "run: foreground run prints the output and exits with the program's status" {
+	run_sh 'echo out; echo err >&2; exit 0'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *out* && "$output" == *err* ]]
+
+	run_sh 'exit 3'
+	[ "$status" -eq 3 ]
+}
+
+@test "run: without --keep the container is deleted after it exits" {
+	run_sh 'true'
+	[ "$status" -eq 0 ]
+	runtime state "$CID"
+	[ "$status" -ne 0 ]
+	runtime list -q
+	[ -z "$output" ]
+	assert_nothing_left "$CID"
+}
+
+@test "run --keep: the stopped container stays until delete" {
+	set_cmd 'exit 5'
+	runtime run --keep -b "$BUNDLE" "$CID"
+	[ "$status" -eq 5 ]
+	testcontainer "$CID" stopped
+	runtime_ok delete "$CID"
+	runtime state "$CID"
+	[ "$status" -ne 0 ]
+}
+
+@test "run: a program killed by signal N makes run exit 128+N" {
+	# Without a pid namespace the shell is not a namespace init, so its own
+	# SIGTERM kills it (an init ignores signals it has no handler for). A
+	# new procfs needs a new pid namespace when rootless: bind the host's.
+	update_config 'del(.linux.namespaces[] | select(.type == "pid"))
+		| (.mounts[] | select(.destination == "/proc")) |=
+			{destination: "/proc", type: "bind", source: "/proc", options: ["rbind"]}
+		| .linux.maskedPaths = [] | .linux.readonlyPaths = []'
+	run_sh 'kill -TERM $$; sleep 10'
+	[ "$status" -eq 143 ]
+
+	CID=$CID-kill
+	set_args sleep 1000
+	runtime_bg run -b "$BUNDLE" "$CID"
+	wait_for_status "$CID" running
+	runtime_ok kill "$CID" KILL
+	wait_bg
+	[ "$status" -eq 137 ]
+}
+
+@test "run: foreground run forwards signals to the container" {
+	set_cmd 'trap "echo got TERM; exit 42" TERM; echo ready; while :; do sleep 0.05; done'
+	runtime_bg run -b "$BUNDLE" "$CID"
+	wait_for_status "$CID" running
+	retry 100 0.05 grep -q ready "$RUNTIME_BG_OUT"
+	kill -TERM "$RUNTIME_BG_PID"
+	wait_bg
+	[ "$status" -eq 42 ]
+	[[ "$output" == *"got TERM"* ]]
+}
+
+@test "run -d: returns while the container runs; init is the pid in the pid file" {
+	run_detached
+	testcontainer "$CID" running
+	pid=$(cat "$BATS_TEST_TMPDIR/$CID.pid")
+	[ "$pid" = "$(container_pid "$CID")" ]
+	retry 50 0.05 grep -qx sleep "/proc/$pid/comm"
+	runtime_ok kill "$CID" KILL
+	wait_for_status "$CID" stopped
+	runtime_ok delete "$CID"
+	assert_nothing_left "$CID"
+}
+
+@test "state: a container whose program exited is stopped, with pid 0" {
+	set_cmd 'true'
+	runtime_ok run -d -b "$BUNDLE" "$CID"
+	wait_for_status "$CID" stopped
+	runtime_ok state "$CID"
+	[ "$(jq -r .pid <<<"$output")" = 0 ]
+}
+
+@test "delete: a created container that never started is killed and removed" {
+	create_sleeping
+	pid=$(cat "$BATS_TEST_TMPDIR/$CID.pid")
+	runtime_ok delete --force "$CID"
+	wait_pid_gone "$pid"
+	assert_nothing_left "$CID"
+}
+
+@test "delete: a created container can be deleted without --force" {
+	# runc (and so nanobox) treat created as not running for delete.
+	create_sleeping
+	pid=$(cat "$BATS_TEST_TMPDIR/$CID.pid")
+	runtime delete "$CID"
+	[ "$status" -eq 0 ]
+	wait_pid_gone "$pid"
+	assert_nothing_left "$CID"
+}
+
+@test "two containers from two bundles run side by side" {
+	run_detached "$CID-a"
+	B1=$BUNDLE
+	setup_bundle "$BATS_TEST_TMPDIR/bundle2"
+	run_detached "$CID-b"
+	runtime_ok list -q
+	[[ "$output" == *"$CID-a"* && "$output" == *"$CID-b"* ]]
+	runtime_ok delete --force "$CID-a"
+	testcontainer "$CID-b" running
+	runtime_ok delete --force "$CID-b"
+}

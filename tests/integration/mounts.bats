@@ -1,0 +1,231 @@
+#!/usr/bin/env bats
+# config.json mounts: bind/rbind with flags, tmpfs, propagation, and mount
+# destinations resolved inside the rootfs.
+
+load helpers
+
+setup() {
+	setup_test
+	VOL="$BATS_TEST_TMPDIR/vol"
+	mkdir -p "$VOL"
+	echo from-host >"$VOL/file"
+	give_to_user "$VOL"
+}
+
+teardown() {
+	teardown_test
+}
+
+# add_mount JSON: append one mount to config.json.
+add_mount() {
+	update_config '.mounts += [$m]' "$BUNDLE" --argjson m "$1"
+}
+
+# mountinfo_line PATH: the container's mountinfo line for mount point PATH,
+# from $output of a `cat /proc/self/mountinfo` run.
+mountinfo_line() {
+	awk -v p="$1" '$5 == p' <<<"$output" | tail -n 1
+}
+
+@test "mounts: bind read-only: readable, writes fail with EROFS" {
+	add_mount "{\"destination\": \"/vol\", \"type\": \"bind\", \"source\": \"$VOL\", \"options\": [\"bind\", \"ro\"]}"
+	run_sh 'cat /vol/file; touch /vol/new'
+	[ "$status" -ne 0 ]
+	[ "${lines[0]}" = from-host ]
+	[[ "$output" == *"Read-only file system"* ]]
+	[ ! -e "$VOL/new" ]
+}
+
+@test "mounts: bind read-write: writes reach the host" {
+	add_mount "{\"destination\": \"/vol\", \"type\": \"bind\", \"source\": \"$VOL\", \"options\": [\"rbind\", \"rw\"]}"
+	run_sh 'echo from-container > /vol/new'
+	[ "$status" -eq 0 ]
+	[ "$(cat "$VOL/new")" = from-container ]
+}
+
+@test "mounts: bind of a single file" {
+	add_mount "{\"destination\": \"/etc/hostfile\", \"type\": \"bind\", \"source\": \"$VOL/file\", \"options\": [\"bind\", \"ro\"]}"
+	run_container cat /etc/hostfile
+	[ "$status" -eq 0 ]
+	[ "$output" = from-host ]
+}
+
+@test "mounts: nosuid, nodev, noexec on a bind mount" {
+	cp "$BUNDLE/rootfs/bin/busybox" "$VOL/bb"
+	give_to_user "$VOL"
+	add_mount "{\"destination\": \"/vol\", \"type\": \"bind\", \"source\": \"$VOL\", \"options\": [\"bind\", \"nosuid\", \"nodev\", \"noexec\"]}"
+	run_sh 'grep " /vol " /proc/self/mountinfo; /vol/bb true'
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Permission denied"* ]]
+	opts=$(awk '{print $6}' <<<"${lines[0]}")
+	[[ ",$opts," == *,nosuid,* && ",$opts," == *,nodev,* && ",$opts," == *,noexec,* ]]
+}
+
+# mount_submount: a tmpfs mounted on the host at $VOL/sub.
+mount_submount() {
+	mkdir -p "$VOL/sub"
+	mount -t tmpfs -o size=1m,mode=0755 sub-tmpfs "$VOL/sub"
+	echo in-submount >"$VOL/sub/f"
+	chmod 0644 "$VOL/sub/f"
+}
+
+@test "mounts: rbind carries submounts" {
+	mount_submount
+	add_mount "{\"destination\": \"/rb\", \"type\": \"bind\", \"source\": \"$VOL\", \"options\": [\"rbind\", \"ro\"]}"
+	run_container cat /rb/sub/f
+	umount "$VOL/sub"
+	[ "$status" -eq 0 ]
+	[ "$output" = in-submount ]
+}
+
+@test "mounts: bind (not rbind) does not carry submounts" {
+	# Rootless, the kernel refuses (EINVAL) a non-recursive bind that would
+	# uncover what a locked submount hides, so this is a rootful test.
+	requires root
+	mount_submount
+	add_mount "{\"destination\": \"/b\", \"type\": \"bind\", \"source\": \"$VOL\", \"options\": [\"bind\", \"ro\"]}"
+	run_sh 'ls /b/sub | wc -l'
+	umount "$VOL/sub"
+	[ "$status" -eq 0 ]
+	[ "$output" = 0 ]
+}
+
+@test "mounts: tmpfs with mode and size" {
+	add_mount '{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "mode=1777", "size=1m"]}'
+	run_sh 'stat -c %a /scratch; cat /proc/self/mountinfo'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 1777 ]
+	line=$(mountinfo_line /scratch)
+	[[ "$line" == *" - tmpfs "* ]]
+	[[ "$line" == *size=1024k* ]]
+	[[ "$(awk '{print $6}' <<<"$line")" == *nosuid* ]]
+}
+
+@test "mounts: a tmpfs destination missing in the rootfs is created inside it" {
+	add_mount '{"destination": "/new/deep/dir", "type": "tmpfs", "source": "tmpfs"}'
+	run_sh 'grep -c " /new/deep/dir " /proc/self/mountinfo'
+	[ "$status" -eq 0 ]
+	[ "$output" = 1 ]
+	[ -d "$BUNDLE/rootfs/new/deep/dir" ]
+}
+
+@test "mounts: the default spec's proc, dev, devpts, shm, mqueue, sys and cgroup mounts" {
+	run_container cat /proc/self/mountinfo
+	[ "$status" -eq 0 ]
+	[[ "$(mountinfo_line /proc)" == *" - proc "* ]]
+	[[ "$(mountinfo_line /dev)" == *" - tmpfs "* ]]
+	[[ "$(mountinfo_line /dev/pts)" == *" - devpts "* ]]
+	[[ "$(mountinfo_line /dev/shm)" == *" - tmpfs "* ]]
+	[[ "$(mountinfo_line /dev/mqueue)" == *" - mqueue "* ]]
+	[[ "$(mountinfo_line /sys)" == *" - sysfs "* ]]
+	[ -n "$(mountinfo_line /sys/fs/cgroup)" ]
+	# /sys is read-only as the spec asks.
+	[[ "$(awk '{print $6}' <<<"$(mountinfo_line /sys)")" == ro* ]]
+}
+
+@test "mounts: rslave propagation: host mounts made later appear inside" {
+	# The source must be a shared mount for anything to propagate.
+	mount --bind "$VOL" "$VOL"
+	mount --make-shared "$VOL"
+	mkdir -p "$VOL/late"
+	add_mount "{\"destination\": \"/vol\", \"type\": \"bind\", \"source\": \"$VOL\", \"options\": [\"rbind\", \"rslave\"]}"
+	set_cmd 'i=0; while [ $i -lt 100 ]; do
+			grep -q " /vol/late " /proc/self/mountinfo && { echo seen; exit 0; }
+			sleep 0.05; i=$((i + 1)); done; echo not-seen'
+	runtime_ok run -d -b "$BUNDLE" "$CID"
+	out=$RUNTIME_OUTFILE
+	mount -t tmpfs late "$VOL/late"
+	wait_for_status "$CID" stopped
+	umount "$VOL/late"
+	umount "$VOL"
+	grep -q seen "$out"
+	! grep -q not-seen "$out"
+}
+
+@test "mounts: rprivate propagation: host mounts made later stay out" {
+	mount --bind "$VOL" "$VOL"
+	mount --make-shared "$VOL"
+	mkdir -p "$VOL/late"
+	add_mount "{\"destination\": \"/vol\", \"type\": \"bind\", \"source\": \"$VOL\", \"options\": [\"rbind\", \"rprivate\"]}"
+	set_cmd 'echo ready; i=0; while [ $i -lt 10 ]; do
+			grep -q " /vol/late " /proc/self/mountinfo && { echo seen; exit 0; }
+			sleep 0.05; i=$((i + 1)); done; echo not-seen'
+	runtime_ok run -d -b "$BUNDLE" "$CID"
+	out=$RUNTIME_OUTFILE
+	retry 100 0.05 grep -q ready "$out"
+	mount -t tmpfs late "$VOL/late"
+	wait_for_status "$CID" stopped
+	umount "$VOL/late"
+	umount "$VOL"
+	grep -q not-seen "$out"
+}
+
+@test "mounts: shared propagation option is visible in the container's mountinfo" {
+	requires root
+	add_mount '{"destination": "/sh", "type": "tmpfs", "source": "tmpfs", "options": ["shared"]}'
+	update_config '.linux.rootfsPropagation = "shared"'
+	run_container cat /proc/self/mountinfo
+	[ "$status" -eq 0 ]
+	[[ "$(mountinfo_line /sh)" == *" shared:"* ]]
+}
+
+@test "mounts: rootfsPropagation private: no shared or master mounts" {
+	update_config '.linux.rootfsPropagation = "rprivate"'
+	run_container cat /proc/self/mountinfo
+	[ "$status" -eq 0 ]
+	[[ "$(mountinfo_line /)" != *shared:* && "$(mountinfo_line /)" != *master:* ]]
+}
+
+@test "mounts: a symlinked destination pointing outside the rootfs stays inside it" {
+	outside="$BATS_TEST_TMPDIR/outside"
+	mkdir -p "$outside"
+	give_to_user "$outside"
+	# /evil -> the host path of $outside, and a relative ../../ escape.
+	ln -s "$outside" "$BUNDLE/rootfs/evil"
+	ln -s ../../../../../../../../../../"$outside" "$BUNDLE/rootfs/evil2"
+	add_mount '{"destination": "/evil", "type": "tmpfs", "source": "tmpfs"}'
+	add_mount '{"destination": "/evil2/sub", "type": "tmpfs", "source": "tmpfs"}'
+	update_config '.root.readonly = false'
+	run_sh 'touch /evil/pwned /evil2/sub/pwned && echo wrote'
+	# The runtime may refuse the mount or keep it inside the rootfs; it
+	# must never mount on, or let the container write to, the host path.
+	[ -z "$(host_mounts_under "$outside")" ]
+	[ ! -e "$outside/pwned" ]
+	[ ! -e "$outside/sub" ]
+	if [ "$status" -eq 0 ]; then
+		[ -d "$BUNDLE/rootfs/$outside" ]
+	fi
+}
+
+@test "mounts: a symlinked bind source's destination is resolved in the rootfs too" {
+	outside="$BATS_TEST_TMPDIR/outside"
+	mkdir -p "$outside"
+	give_to_user "$outside"
+	ln -s "$outside" "$BUNDLE/rootfs/evil"
+	add_mount "{\"destination\": \"/evil\", \"type\": \"bind\", \"source\": \"$VOL\", \"options\": [\"bind\", \"ro\"]}"
+	run_container cat /evil/file
+	[ -z "$(host_mounts_under "$outside")" ]
+	[ ! -e "$outside/file" ]
+	if [ "$status" -eq 0 ]; then
+		[ "$output" = from-host ]
+	fi
+}
+
+@test "mounts: tmpcopyup fills a tmpfs with the image's files, and the image stays untouched" {
+	mkdir -p "$BUNDLE/rootfs/srv/sub"
+	echo from-image >"$BUNDLE/rootfs/srv/sub/f"
+	chmod 0750 "$BUNDLE/rootfs/srv/sub"
+	ln -s /etc/passwd "$BUNDLE/rootfs/srv/lnk"
+	give_to_user "$BUNDLE/rootfs/srv"
+	update_config '.root.readonly = true' "$BUNDLE"
+	add_mount '{"destination": "/srv", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "tmpcopyup"]}'
+	run_sh 'cat /srv/sub/f; stat -c %a /srv/sub; readlink /srv/lnk; echo new >/srv/sub/f && cat /srv/sub/f; grep " /srv " /proc/self/mountinfo'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = from-image ]
+	[ "${lines[1]}" = 750 ]
+	[ "${lines[2]}" = /etc/passwd ]
+	[ "${lines[3]}" = new ]
+	[[ "${lines[4]}" == *" - tmpfs "* ]]
+	# Writes went to the tmpfs, not to the image.
+	[ "$(cat "$BUNDLE/rootfs/srv/sub/f")" = from-image ]
+}

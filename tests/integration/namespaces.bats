@@ -1,0 +1,168 @@
+#!/usr/bin/env bats
+# linux.namespaces: new ones, shared ones, and joining existing ones by path.
+
+load helpers
+
+setup() {
+	setup_test
+}
+
+teardown() {
+	teardown_test
+	if [[ -n "${HOLDER:-}" ]]; then
+		kill -9 "$HOLDER" 2>/dev/null
+		wait "$HOLDER" 2>/dev/null
+	fi
+	return 0
+}
+
+# container_ns TYPES...: run the bundle and print "type id" for each
+# namespace type as the container sees itself.
+container_ns() {
+	local snippet="" t
+	for t in "$@"; do
+		snippet+="echo $t \$(readlink /proc/self/ns/$t); "
+	done
+	run_sh "$snippet"
+	[ "$status" -eq 0 ]
+}
+
+ns_of() {
+	awk -v t="$1" '$1 == t {print $2}' <<<"$output"
+}
+
+@test "namespaces: each configured namespace is new" {
+	types=(mnt pid ipc uts)
+	is_rootless && types+=(user) || types+=(net)
+	container_ns "${types[@]}"
+	for t in "${types[@]}"; do
+		[ -n "$(ns_of "$t")" ]
+		[ "$(ns_of "$t")" != "$(readlink /proc/self/ns/$t)" ] || fail "$t namespace is the host's"
+	done
+}
+
+@test "namespaces: cgroup namespace when asked for" {
+	update_config '.linux.namespaces += [{"type": "cgroup"}]'
+	container_ns cgroup
+	[ "$(ns_of cgroup)" != "$(readlink /proc/self/ns/cgroup)" ]
+}
+
+@test "namespaces: a type left out is shared with the host" {
+	update_config 'del(.linux.namespaces[] | select(.type == "network" or .type == "uts")) | del(.hostname)'
+	container_ns net uts
+	[ "$(ns_of net)" = "$(readlink /proc/self/ns/net)" ]
+	[ "$(ns_of uts)" = "$(readlink /proc/self/ns/uts)" ]
+}
+
+@test "namespaces: the host ipc namespace can be shared" {
+	# A new user namespace cannot mount mqueue for an ipc namespace it does
+	# not own.
+	requires root
+	update_config 'del(.linux.namespaces[] | select(.type == "ipc"))'
+	container_ns ipc
+	[ "$(ns_of ipc)" = "$(readlink /proc/self/ns/ipc)" ]
+}
+
+@test "namespaces: a new network namespace has only loopback" {
+	requires root
+	run_container cat /proc/net/dev
+	[ "$status" -eq 0 ]
+	# Two header lines, then lo only.
+	[ "${#lines[@]}" -eq 3 ]
+	[[ "${lines[2]}" == *lo:* ]]
+}
+
+@test "namespaces: the container is pid 1 in a new pid namespace" {
+	run_sh 'echo $$; ps -o pid,comm | wc -l'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 1 ]
+}
+
+@test "namespaces: hostname needs a uts namespace" {
+	update_config 'del(.linux.namespaces[] | select(.type == "uts")) | .hostname = "nope"'
+	run_container true
+	[ "$status" -ne 0 ]
+	[ "$(hostname)" != nope ]
+}
+
+# start_holder NAMESPACES...: a sleeping process in new namespaces made by
+# unshare(1), as the runtime's user (rootless: in its own user namespace,
+# which the container then joins as well). Sets HOLDER.
+start_holder() {
+	local flags=("$@")
+	is_rootless && flags+=(--user --map-root-user)
+	# A simple command, so $! is the holder itself once unshare execs sh.
+	"${AS_USER[@]}" unshare "${flags[@]}" sh -c 'hostname held-uts 2>/dev/null; exec sleep 1000' \
+		</dev/null >/dev/null 2>&1 3>&- &
+	HOLDER=$!
+	retry 100 0.02 grep -qx sleep "/proc/$HOLDER/comm"
+}
+
+# join_config TYPE...: point the config's TYPE namespaces at the holder's.
+join_config() {
+	local t path
+	for t in "$@"; do
+		path="/proc/$HOLDER/ns/$(ns_file "$t")"
+		update_config '(.linux.namespaces[] | select(.type == $t)) |= {type: $t, path: $p}
+			| if any(.linux.namespaces[]; .type == $t) then . else .linux.namespaces += [{type: $t, path: $p}] end' \
+			"$BUNDLE" --arg t "$t" --arg p "$path"
+	done
+	if is_rootless; then
+		# Join the holder's user namespace too. Its mappings (0 -> caller,
+		# from --map-root-user) are already written; the config keeps the
+		# same ones, which runc 1.1.5 insists on.
+		update_config '(.linux.namespaces[] | select(.type == "user")) |= {type: "user", path: $p}' \
+			"$BUNDLE" --arg p "/proc/$HOLDER/ns/user"
+	fi
+}
+
+ns_file() {
+	case "$1" in
+	network) echo net ;;
+	mount) echo mnt ;;
+	*) echo "$1" ;;
+	esac
+}
+
+@test "namespaces: join an existing network namespace by path" {
+	start_holder --net --uts
+	join_config network
+	container_ns net
+	[ "$(ns_of net)" = "$(readlink /proc/$HOLDER/ns/net)" ]
+	[ "$(ns_of net)" != "$(readlink /proc/self/ns/net)" ]
+}
+
+@test "namespaces: join an existing uts namespace by path" {
+	start_holder --net --uts
+	update_config 'del(.hostname)'
+	join_config uts
+	run_sh 'readlink /proc/self/ns/uts; hostname'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$(readlink /proc/$HOLDER/ns/uts)" ]
+	[ "${lines[1]}" = held-uts ]
+}
+
+@test "namespaces: join an existing ipc namespace by path" {
+	start_holder --ipc
+	join_config ipc
+	container_ns ipc
+	[ "$(ns_of ipc)" = "$(readlink /proc/$HOLDER/ns/ipc)" ]
+}
+
+@test "namespaces: a path that is not a namespace is an error and leaves nothing" {
+	touch "$BATS_TEST_TMPDIR/notns"
+	update_config '(.linux.namespaces[] | select(.type == "ipc")) |= {type: "ipc", path: $p}' \
+		"$BUNDLE" --arg p "$BATS_TEST_TMPDIR/notns"
+	set_args true
+	runtime create -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	assert_nothing_left "$CID"
+}
+
+@test "namespaces: a namespace path of a type other than declared is an error" {
+	start_holder --net --uts
+	update_config '(.linux.namespaces[] | select(.type == "ipc")) |= {type: "ipc", path: $p}' \
+		"$BUNDLE" --arg p "/proc/$HOLDER/ns/uts"
+	run_container true
+	[ "$status" -ne 0 ]
+}

@@ -1,0 +1,99 @@
+#!/usr/bin/env bats
+# `state ID`: the OCI state JSON, and where state lives (--root).
+
+load helpers
+
+setup() {
+	setup_test
+}
+
+teardown() {
+	teardown_test
+}
+
+@test "state: OCI fields of a created container" {
+	update_config '.annotations = {"org.example.key": "value", "x": "y"}'
+	create_sleeping
+	runtime_ok state "$CID"
+	jq -e . <<<"$output" >/dev/null
+	[ "$(jq -r .id <<<"$output")" = "$CID" ]
+	[ "$(jq -r .status <<<"$output")" = created ]
+	[ "$(jq -r .pid <<<"$output")" = "$(cat "$BATS_TEST_TMPDIR/$CID.pid")" ]
+	[ "$(jq -r .bundle <<<"$output")" = "$BUNDLE" ]
+	[ "$(jq -r .ociVersion <<<"$output")" = "$(jq -r .ociVersion "$BUNDLE/config.json")" ]
+	[ "$(jq -r '.annotations["org.example.key"]' <<<"$output")" = value ]
+	[ "$(jq -r '.annotations.x' <<<"$output")" = y ]
+	# runc's extra fields.
+	[ "$(jq -r .rootfs <<<"$output")" = "$BUNDLE/rootfs" ]
+	jq -e '.owner | type == "string"' <<<"$output"
+	created=$(jq -r .created <<<"$output")
+	[[ "$created" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9:]+)$ ]]
+	# Created just now (within a minute).
+	now=$(date +%s)
+	then=$(date -d "$created" +%s)
+	[ $((now - then)) -lt 60 ] && [ $((now - then)) -ge -5 ]
+}
+
+@test "state: annotations are absent or empty when the config has none" {
+	update_config 'del(.annotations)'
+	create_sleeping
+	runtime_ok state "$CID"
+	jq -e '(.annotations // {}) == {}' <<<"$output"
+}
+
+@test "state: status follows the container: created, running, stopped" {
+	set_cmd 'read line; echo done'
+	runtime_ok create -b "$BUNDLE" "$CID"
+	[ "$(container_status "$CID")" = created ]
+	runtime_ok start "$CID"
+	# stdin is /dev/null: read fails at once and the program ends.
+	wait_for_status "$CID" stopped
+	runtime_ok state "$CID"
+	[ "$(jq -r .pid <<<"$output")" = 0 ]
+}
+
+@test "state: a container whose init was killed behind the runtime's back is stopped" {
+	run_detached
+	pid=$(container_pid "$CID")
+	kill -9 "$pid"
+	wait_for_status "$CID" stopped
+}
+
+@test "state: the state dir is one directory per container under --root" {
+	create_sleeping
+	[ -d "$ROOT/$CID" ]
+	runtime_ok delete --force "$CID"
+	[ ! -e "$ROOT/$CID" ]
+}
+
+@test "state: without --root the default root is used (/run/NAME or \$XDG_RUNTIME_DIR/NAME)" {
+	if is_rootless; then
+		default_root="$XDG_RUNTIME_DIR/$(runtime_name)"
+	else
+		default_root="/run/$(runtime_name)"
+	fi
+	set_args sleep 1000
+	RUNTIME_NO_ROOT=1 runtime create -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	present=0
+	[ -d "$default_root/$CID" ] && present=1
+	RUNTIME_NO_ROOT=1 runtime state "$CID"
+	st=$status
+	RUNTIME_NO_ROOT=1 runtime delete --force "$CID"
+	[ "$status" -eq 0 ]
+	[ "$st" -eq 0 ]
+	[ "$present" -eq 1 ] || fail "no state dir at $default_root/$CID"
+	[ ! -e "$default_root/$CID" ]
+}
+
+@test "state: --root keeps containers apart" {
+	create_sleeping
+	other="$BATS_TEST_TMPDIR/other-root"
+	mkdir -p "$other"
+	give_to_user "$other"
+	run as_user "$RUNTIME" --root "$other" state "$CID"
+	[ "$status" -ne 0 ]
+	run as_user "$RUNTIME" --root "$other" list -q
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}

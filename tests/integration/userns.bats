@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# User namespaces: uid/gid maps as the container sees them, rootful with
+# mappings, rootless with the caller's single id, and rootless with
+# /etc/subuid ranges through newuidmap/newgidmap.
+
+load helpers
+
+setup() {
+	setup_test
+}
+
+teardown() {
+	teardown_test
+}
+
+# norm: squeeze whitespace of uid_map lines to "inside outside size".
+norm() {
+	awk 'NF == 3 {print $1, $2, $3}'
+}
+
+# config_map uid|gid: the config's mappings as uid_map lines.
+config_map() {
+	jq -r ".linux.${1}Mappings[] | \"\\(.containerID) \\(.hostID) \\(.size)\"" "$BUNDLE/config.json"
+}
+
+# rootful_userns: a user namespace mapping 0..65535 to 100000.., with the
+# rootfs owned by the mapped root as a real image would be.
+rootful_userns() {
+	update_config '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	chown -R 100000:100000 "$BUNDLE/rootfs"
+	# The mapped root must be able to reach the bundle.
+	open_tmp_path
+}
+
+@test "userns: the container's uid_map and gid_map are the config's mappings" {
+	is_rootless || rootful_userns
+	run_sh 'cat /proc/self/uid_map; echo --; cat /proc/self/gid_map'
+	[ "$status" -eq 0 ]
+	[ "$(sed -n '1,/^--$/p' <<<"$output" | norm)" = "$(config_map uid)" ]
+	[ "$(sed -n '/^--$/,$p' <<<"$output" | norm)" = "$(config_map gid)" ]
+}
+
+@test "userns: rootful with mappings: root inside is 100000 outside" {
+	requires root
+	rootful_userns
+	update_config '.root.readonly = false'
+	run_sh 'cat /proc/self/uid_map; id -u; touch /tmp/made-inside'
+	[ "$status" -eq 0 ]
+	[ "$(head -n1 <<<"$output" | norm)" = "0 100000 65536" ]
+	[ "${lines[1]}" = 0 ]
+	[ "$(stat -c %u:%g "$BUNDLE/rootfs/tmp/made-inside")" = 100000:100000 ]
+}
+
+@test "userns: rootful user ns: a host-root-owned file is nobody's inside" {
+	requires root
+	rootful_userns
+	chown 0:0 "$BUNDLE/rootfs/etc/passwd"
+	run_sh 'stat -c %u /etc/passwd'
+	[ "$status" -eq 0 ]
+	[ "$output" = 65534 ]
+}
+
+@test "userns: rootless single mapping: uid 0 inside is the caller outside" {
+	requires rootless
+	uid=$(test_uid)
+	gid=$(test_gid)
+	update_config '.linux.uidMappings = [{containerID: 0, hostID: $u, size: 1}]
+		| .linux.gidMappings = [{containerID: 0, hostID: $g, size: 1}]
+		| .root.readonly = false' "$BUNDLE" --argjson u "$uid" --argjson g "$gid"
+	run_sh 'cat /proc/self/uid_map; cat /proc/self/gid_map; id -u; touch /tmp/made-inside'
+	[ "$status" -eq 0 ]
+	[ "$(sed -n 1p <<<"$output" | norm)" = "0 $uid 1" ]
+	[ "$(sed -n 2p <<<"$output" | norm)" = "0 $gid 1" ]
+	[ "${lines[2]}" = 0 ]
+	[ "$(stat -c %u:%g "$BUNDLE/rootfs/tmp/made-inside")" = "$uid:$gid" ]
+}
+
+@test "userns: rootless with /etc/subuid ranges through newuidmap" {
+	requires rootless newuidmap
+	use_subid_mappings
+	su=$(awk -F: -v n="$TEST_USER" '$1 == n {print $2; exit}' /etc/subuid)
+	sg=$(awk -F: -v n="$TEST_USER" '$1 == n {print $2; exit}' /etc/subgid)
+	update_config '.root.readonly = false | .process.user = {uid: 1000, gid: 1000}'
+	run_sh 'cat /proc/self/uid_map; id -u; touch /tmp/made-by-1000'
+	[ "$status" -eq 0 ]
+	[ "$(sed -n 1,2p <<<"$output" | norm)" = "$(printf '0 %s 1\n1 %s 65536' "$(test_uid)" "$su")" ]
+	[ "${lines[2]}" = 1000 ]
+	# Container uid 1000 is subuid start + 999 on the host.
+	[ "$(stat -c %u:%g "$BUNDLE/rootfs/tmp/made-by-1000")" = "$((su + 999)):$((sg + 999))" ]
+}
+
+@test "userns: rootless mapping of an id the caller does not own is refused" {
+	requires rootless
+	update_config '.linux.uidMappings = [{containerID: 0, hostID: 0, size: 1}]'
+	set_args true
+	runtime create -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	assert_nothing_left "$CID"
+}
+
+@test "userns: rootless without a user namespace is refused" {
+	requires rootless
+	update_config 'del(.linux.namespaces[] | select(.type == "user")) | del(.linux.uidMappings, .linux.gidMappings)'
+	set_args true
+	runtime create -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	assert_nothing_left "$CID"
+}
+
+@test "userns: mappings without a user namespace are an error" {
+	requires root
+	skip_if_runc "runc 1.1.5 silently drops mappings when there is no user namespace"
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	set_args true
+	runtime create -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	assert_nothing_left "$CID"
+}
