@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -174,15 +175,19 @@ func execSpec(c *cli.Context, cfg *libbox.Config) (*libbox.Process, error) {
 		}
 		p.Cwd = cwd
 	}
+	p.User.AdditionalGids = append([]uint32(nil), base.User.AdditionalGids...)
 	if u := c.String("user"); u != "" {
-		uid, gid, err := parseUser(u)
+		// As in runc: UID alone keeps the container's gid; groups stay.
+		uid, gid, hasGid, err := parseUser(u)
 		if err != nil {
 			return nil, err
 		}
-		p.User = libbox.User{UID: uid, GID: gid, Umask: base.User.Umask}
+		p.User.UID = uid
+		if hasGid {
+			p.User.GID = gid
+		}
 	}
 	if gids := c.Int64Slice("additional-gids"); len(gids) > 0 {
-		p.User.AdditionalGids = nil
 		for _, g := range gids {
 			if g < 0 || g > 1<<32-1 {
 				return nil, fmt.Errorf("--additional-gids %d: out of range", g)
@@ -214,7 +219,7 @@ func execSpec(c *cli.Context, cfg *libbox.Config) (*libbox.Process, error) {
 			cp.Effective = append(cp.Effective, name)
 			cp.Permitted = append(cp.Permitted, name)
 			// Ambient needs the inheritable bit, which --cap does not set.
-			if len(cp.Inheritable) > 0 {
+			if slices.Contains(cp.Inheritable, name) {
 				cp.Ambient = append(cp.Ambient, name)
 			}
 		}
@@ -224,18 +229,18 @@ func execSpec(c *cli.Context, cfg *libbox.Config) (*libbox.Process, error) {
 }
 
 // parseUser parses --user UID[:GID]; names are not looked up (as in runc).
-func parseUser(s string) (uid, gid uint32, err error) {
+func parseUser(s string) (uid, gid uint32, hasGid bool, err error) {
 	us, gs, hasGid := strings.Cut(s, ":")
 	u, err := strconv.ParseUint(us, 10, 32)
 	if err != nil {
-		return 0, 0, fmt.Errorf("--user %q: want a numeric UID[:GID]", s)
+		return 0, 0, false, fmt.Errorf("--user %q: want a numeric UID[:GID]", s)
 	}
 	if !hasGid {
-		return uint32(u), 0, nil
+		return uint32(u), 0, false, nil
 	}
 	g, err := strconv.ParseUint(gs, 10, 32)
 	if err != nil {
-		return 0, 0, fmt.Errorf("--user %q: want a numeric UID[:GID]", s)
+		return 0, 0, false, fmt.Errorf("--user %q: want a numeric UID[:GID]", s)
 	}
-	return uint32(u), uint32(g), nil
+	return uint32(u), uint32(g), true, nil
 }

@@ -71,6 +71,11 @@ func newApp() *cli.App {
 			killCommand,
 			deleteCommand,
 			execCommand,
+			updateCommand,
+			pauseCommand,
+			resumeCommand,
+			psCommand,
+			eventsCommand,
 			specCommand,
 			featuresCommand,
 		},
@@ -103,6 +108,7 @@ func setupLogging(c *cli.Context) error {
 		logrus.SetOutput(f)
 		logFile = f
 	}
+	logrus.Debugf("nanobox-runc %s: %s", version, strings.Join(os.Args[1:], " "))
 	switch r := c.String("rootless"); r {
 	case "auto", "true", "false":
 	default:

@@ -86,6 +86,7 @@ func runContainer(c *cli.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	warnOOM(ctr) // before delete removes the cgroup that counted it
 	if !c.Bool("keep") {
 		if err := warnOrFail(ctr.Delete(true)); err != nil {
 			return 0, err

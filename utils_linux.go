@@ -139,6 +139,7 @@ func createContainer(c *cli.Context, consoleSocket *os.File) (*libbox.Container,
 	if err != nil {
 		return nil, err
 	}
+	logrus.Debugf("container %s created in %s: init pid %d", id, rt.Root, ctr.Pid())
 	if pf := c.String("pid-file"); pf != "" {
 		if err := writePidFile(pf, ctr.Pid()); err != nil {
 			_ = ctr.Delete(true)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
 )
 
@@ -73,9 +74,14 @@ type Config struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 
 	// CgroupsPath is the cgroup the container is placed in (OCI
-	// linux.cgroupsPath); resource control itself lands with the cgroups
-	// work and is not applied yet.
+	// linux.cgroupsPath): absolute (below the cgroup root), relative (to
+	// the caller's own cgroup), or "" for one named after the container
+	// beside the caller's cgroup (see cgroups_linux.go).
 	CgroupsPath string `json:"cgroupsPath,omitempty"`
+	// Resources are the cgroup limits and device rules; nil asks for no
+	// limit. DefaultDeviceRules are always allowed after the rules given
+	// here. Limits that cannot be enforced fail the create.
+	Resources *cgroups.Resources `json:"resources,omitempty"`
 
 	// Rootless is true when the runtime runs without root on the host; it
 	// changes defaults (no device nodes, bind-mounted /dev entries instead).
@@ -130,6 +136,9 @@ type Mount struct {
 	PropagationFlags []int `json:"propagationFlags,omitempty"`
 	// Data is the filesystem-specific option string (e.g. "mode=755,size=65536k").
 	Data string `json:"data,omitempty"`
+	// CopyUp fills a new tmpfs with what the destination directory held
+	// (the "tmpcopyup" option podman gives --read-only's tmpfs mounts).
+	CopyUp bool `json:"copyUp,omitempty"`
 }
 
 // IsBind reports whether m is a bind mount.
@@ -189,13 +198,76 @@ type Process struct {
 
 	NoNewPrivileges bool `json:"noNewPrivileges,omitempty"`
 	OOMScoreAdj     *int `json:"oomScoreAdj,omitempty"`
+
+	// Scheduler and IOPriority, when set, are given to the process before
+	// its credentials change (raising either needs privilege); nil leaves
+	// what the runtime had.
+	Scheduler  *Scheduler  `json:"scheduler,omitempty"`
+	IOPriority *IOPriority `json:"ioPriority,omitempty"`
+	// ExecCPUAffinity applies to processes added by exec only, never to
+	// init (OCI process.execCPUAffinity). It is kept in the container's
+	// Process because exec starts from that process's settings.
+	ExecCPUAffinity *CPUAffinity `json:"execCPUAffinity,omitempty"`
+}
+
+// Scheduler is a sched_setattr(2) request for the calling thread, which
+// then executes the program (the policy and its parameters survive execve).
+type Scheduler struct {
+	// Policy is a SCHED_* policy number (unix.SCHED_NORMAL, which OCI calls
+	// SCHED_OTHER, unix.SCHED_FIFO...).
+	Policy uint32 `json:"policy"`
+	// Nice is the nice value for SCHED_OTHER and SCHED_BATCH (-20 to 19).
+	Nice int32 `json:"nice,omitempty"`
+	// Priority is the static priority of SCHED_FIFO and SCHED_RR (1-99).
+	Priority uint32 `json:"priority,omitempty"`
+	// Flags are SCHED_FLAG_* bits (unix.SCHED_FLAG_RESET_ON_FORK...).
+	Flags uint64 `json:"flags,omitempty"`
+	// Runtime, Deadline and Period are SCHED_DEADLINE's, in nanoseconds.
+	Runtime  uint64 `json:"runtime,omitempty"`
+	Deadline uint64 `json:"deadline,omitempty"`
+	Period   uint64 `json:"period,omitempty"`
+}
+
+// IOPriority is an ioprio_set(2) class and level.
+type IOPriority struct {
+	// Class is IOPRIO_CLASS_RT (1), IOPRIO_CLASS_BE (2) or
+	// IOPRIO_CLASS_IDLE (3).
+	Class int `json:"class"`
+	// Priority is the level within the class, 0 (highest) to 7.
+	Priority int `json:"priority"`
+}
+
+// The ioprio_set(2) classes (linux/ioprio.h; x/sys/unix has no names).
+const (
+	IOPrioClassRT   = 1
+	IOPrioClassBE   = 2
+	IOPrioClassIdle = 3
+)
+
+// CPUAffinity are the CPUs a process added by exec runs on (CPU numbers).
+type CPUAffinity struct {
+	// Initial holds while the process joins the container (the runtime's
+	// side of exec, before the process enters the container's cgroup);
+	// empty keeps the runtime's own affinity.
+	Initial []int `json:"initial,omitempty"`
+	// Final is set after the process is in the container's cgroup, right
+	// before the program is executed. Empty means the container's default:
+	// every CPU its cpuset allows, when Initial was set, else whatever the
+	// process had.
+	Final []int `json:"final,omitempty"`
 }
 
 // User is the identity a process runs as, inside the container's user
 // namespace.
 type User struct {
-	UID            uint32   `json:"uid"`
-	GID            uint32   `json:"gid"`
+	UID uint32 `json:"uid"`
+	GID uint32 `json:"gid"`
+	// AdditionalGids is the whole supplementary group list (setgroups(2);
+	// none clears the runtime's own). The rootfs's /etc/group adds nothing,
+	// as in runc: a config.json names the user as uid:gid, and runc's
+	// GetExecUser takes supplementary groups from /etc/group only for a
+	// user given without a group. Engines that want the image's groups
+	// (containerd, podman) read /etc/group themselves and list them here.
 	AdditionalGids []uint32 `json:"additionalGids,omitempty"`
 	Umask          *uint32  `json:"umask,omitempty"`
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
 
 	"github.com/nanobox-sandbox/nanobox-runc/libbox/nsenter"
@@ -102,6 +103,10 @@ func (c *Container) Status() Status {
 	if err != nil || ps.StartTime != c.st.InitStartTime || ps.State == 'Z' || ps.State == 'X' {
 		return Stopped
 	}
+	// Before created, as in runc: a created container can be paused too.
+	if cg := c.cgroup(); cg != nil && cg.frozen() {
+		return Paused
+	}
 	if _, err := os.Lstat(filepath.Join(c.dir, fifoName)); err == nil {
 		return Created
 	}
@@ -124,6 +129,7 @@ func (c *Container) State() *OCIState {
 	if status != Stopped {
 		s.Pid = c.st.InitPid
 	}
+	s.Annotations = c.oomAnnotation(s.Annotations)
 	return s
 }
 
@@ -172,6 +178,7 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 		Created:       p.created,
 		Owner:         ownerName(),
 		Config:        cfg,
+		CgroupPaths:   p.cgroup.paths(),
 	}
 	if err := writeState(dir, c.st); err != nil {
 		return nil, err
@@ -260,6 +267,9 @@ func (c *Container) Signal(sig unix.Signal, all bool) error {
 	if c.Status() == Stopped {
 		return fmt.Errorf("container %s %w", c.st.ID, ErrNotRunning)
 	}
+	if cg := c.cgroup(); all && cg != nil {
+		return cg.signal(sig)
+	}
 	if all {
 		if err := c.signalAll(sig); err != nil {
 			return err
@@ -276,6 +286,11 @@ func (c *Container) Signal(sig unix.Signal, all bool) error {
 	if err := unix.PidfdSendSignal(pidfd, sig, nil, 0); err != nil && !(all && errors.Is(err, unix.ESRCH)) {
 		return fmt.Errorf("signal container %s: %w", c.st.ID, err)
 	}
+	if cg := c.cgroup(); sig == unix.SIGKILL && cg != nil && cg.frozen() {
+		// A paused container is killed, not left frozen with the kill
+		// pending (the v1 freezer holds even SIGKILLed tasks).
+		_ = cg.freeze(cgroups.Thawed)
+	}
 	return nil
 }
 
@@ -286,24 +301,14 @@ func (c *Container) signalAll(sig unix.Signal) error {
 	if ns, ok := c.st.Config.NamespaceOf(NEWPID); !ok || ns.Path != "" {
 		return nil
 	}
-	var want unix.Stat_t
-	if err := unix.Stat(fmt.Sprintf("/proc/%d/ns/pid", c.st.InitPid), &want); err != nil {
-		return nil // init is gone
-	}
-	ents, err := os.ReadDir("/proc")
+	pids, err := pidnsMembers(c.st.InitPid)
 	if err != nil {
 		return fmt.Errorf("kill --all: %w", err)
 	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == c.st.InitPid {
-			continue
+	for _, pid := range pids {
+		if pid != c.st.InitPid {
+			_ = unix.Kill(pid, sig)
 		}
-		var st unix.Stat_t
-		if unix.Stat("/proc/"+e.Name()+"/ns/pid", &st) != nil || st.Ino != want.Ino || st.Dev != want.Dev {
-			continue
-		}
-		_ = unix.Kill(pid, sig)
 	}
 	return nil
 }
@@ -325,7 +330,11 @@ func (c *Container) Delete(force bool) error {
 		}
 	default:
 		if !force {
-			return fmt.Errorf("container %s %w: stop it first, or use delete --force", c.st.ID, ErrRunning)
+			err := ErrRunning
+			if s == Paused {
+				err = ErrPaused
+			}
+			return fmt.Errorf("container %s %w: stop it first, or use delete --force", c.st.ID, err)
 		}
 		if err := c.killAndWait(); err != nil {
 			return err
@@ -337,6 +346,13 @@ func (c *Container) Delete(force bool) error {
 		st.Status = Stopped
 		st.Pid = 0
 		warn = runHooks("poststop", hooks, marshalState(st))
+	}
+	if cg := c.cgroup(); cg != nil {
+		// Also after init was SIGKILLed: leftovers are killed first. A
+		// cgroup that will not go is reported, not kept as state.
+		if err := cg.destroy(); err != nil {
+			warn = errors.Join(warn, fmt.Errorf("container %s: %w", c.st.ID, err))
+		}
 	}
 	if err := os.RemoveAll(c.dir); err != nil {
 		return fmt.Errorf("remove state of %s: %w", c.st.ID, err)
@@ -350,7 +366,12 @@ func (c *Container) Delete(force bool) error {
 // killAndWait SIGKILLs every process of the container and waits for init
 // to exit (it may be another process's child, so it is polled, not reaped).
 func (c *Container) killAndWait() error {
-	_ = c.signalAll(unix.SIGKILL)
+	if cg := c.cgroup(); cg != nil {
+		// Thaws a paused container too, so the kill takes effect.
+		_ = cg.signal(unix.SIGKILL)
+	} else {
+		_ = c.signalAll(unix.SIGKILL)
+	}
 	pidfd, err := c.pidfd()
 	if err != nil {
 		return nil // already gone
@@ -407,6 +428,8 @@ type initProcess struct {
 	pid       int
 	startTime uint64
 	created   time.Time
+	// cgroup is the container's cgroup; nil when it runs without one.
+	cgroup *cgroupHandle
 }
 
 func (p *initProcess) kill() {
@@ -448,7 +471,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (p *ini
 	}
 	defer fifoFile.Close()
 
-	exe, err := cloneSelfExe()
+	exe, err := sealedSelfExe(cfg)
 	if err != nil {
 		return p, err
 	}
@@ -477,6 +500,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (p *ini
 	ic.ExeFd = add(exe)
 	ic.NewMountNS = cloneFlags&unix.CLONE_NEWNS != 0
 	ic.NewUTSNS = cloneFlags&unix.CLONE_NEWUTS != 0
+	ic.NewNetNS = cloneFlags&unix.CLONE_NEWNET != 0
 	// The cgroup namespace is made by init itself, once the parent has
 	// moved it into the container's cgroup: made earlier, its root would
 	// be the runtime's cgroup.
@@ -484,7 +508,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (p *ini
 	cloneFlags &^= unix.CLONE_NEWCGROUP
 
 	proc, err := os.StartProcess("/proc/self/fd/"+strconv.Itoa(ic.ExeFd), []string{"nanobox-runc", "init"}, &os.ProcAttr{
-		Env:   []string{nsenter.EnvInitPipe + "=" + strconv.Itoa(syncFd)},
+		Env:   []string{nsenter.EnvInitPipe + "=" + strconv.Itoa(syncFd), nsenter.EnvNFds + "=" + strconv.Itoa(len(files)), initGODEBUG},
 		Files: files,
 		Sys:   &syscall.SysProcAttr{},
 	})
@@ -495,7 +519,14 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (p *ini
 	// The process just started is the nsenter stage; it forks init and
 	// exits. Reap it whatever happens.
 	stage := proc
-	defer func() { _, _ = stage.Wait() }()
+	defer func() {
+		// On failure the stage may still be waiting for a reply (usermap):
+		// kill it, or Wait would hang.
+		if retErr != nil {
+			_ = stage.Kill()
+		}
+		_, _ = stage.Wait()
+	}()
 
 	if err := sock.sendRaw(nsenter.BootstrapMessage(cloneFlags, joins)); err != nil {
 		return p, err
@@ -535,6 +566,18 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (p *ini
 	}
 	p.startTime = ps.StartTime
 	p.created = time.Now().UTC()
+
+	// init unshares its cgroup namespace as soon as it has the config, so
+	// it must be in its cgroup (limits set) before the config is sent.
+	defer func() {
+		if retErr != nil && p.cgroup != nil {
+			p.kill() // the cgroup cannot go while init is in it
+			p.cgroup.destroyBestEffort()
+		}
+	}()
+	if p.cgroup, err = applyCgroup(id, cfg, r.Rootless, p.pid); err != nil {
+		return p, err
+	}
 
 	state := &OCIState{
 		OCIVersion:  cfg.OCIVersion,

@@ -14,5 +14,6 @@ var (
 	ErrNotCreated   = errors.New("is not in the created state")
 	ErrStopped      = errors.New("is stopped")
 	ErrPaused       = errors.New("is paused")
+	ErrNotPaused    = errors.New("is not paused")
 	ErrInvalidState = errors.New("invalid container state")
 )

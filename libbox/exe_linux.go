@@ -9,16 +9,76 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// cloneSelfExe copies the running binary into a sealed memfd, which init is
-// executed from. A container process that reaches init's /proc/PID/exe (for
-// instance by exec'ing a "#!/proc/self/exe" script) then finds a sealed
-// in-memory copy it cannot write, not the host's binary (CVE-2019-5736).
-func cloneSelfExe() (*os.File, error) {
-	src, err := os.Open("/proc/self/exe")
+// sealedSelfExe returns an fd of the runtime binary for init (or an exec'd
+// process) to be executed from, such that no container process can write
+// the host's binary through /proc/PID/exe (CVE-2019-5736: a container whose
+// program is "#!/proc/self/exe" runs the runtime binary itself).
+//
+// Copying the binary into a sealed memfd, as runc 1.1 does, costs a copy of
+// the whole binary per container; cheaper ways are tried first:
+//   - when no container process can write the file anyway (it belongs to
+//     a host uid the container does not map, and is not group- or
+//     world-writable), the binary is used as it is;
+//   - with CAP_SYS_ADMIN, a detached read-only bind mount of the file:
+//     writes through it fail with EROFS, and nothing in the container can
+//     reach the mount to make it writable;
+//   - otherwise a sealed memfd copy.
+func sealedSelfExe(cfg *Config) (*os.File, error) {
+	self, err := os.Open("/proc/self/exe")
 	if err != nil {
 		return nil, fmt.Errorf("open own binary: %w", err)
 	}
-	defer src.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(self.Fd()), &st); err != nil {
+		self.Close()
+		return nil, fmt.Errorf("stat own binary: %w", err)
+	}
+	if st.Mode&0o022 == 0 && !containerMapsHostUID(cfg, st.Uid) {
+		return self, nil
+	}
+	if f, err := roBindSelfExe(); err == nil {
+		self.Close()
+		return f, nil
+	}
+	defer self.Close()
+	return memfdCopy(self)
+}
+
+// containerMapsHostUID reports whether some process of the container may
+// run as host uid: any uid without a user namespace, the mapped ranges with
+// one.
+func containerMapsHostUID(cfg *Config, uid uint32) bool {
+	if _, ok := cfg.NamespaceOf(NEWUSER); !ok {
+		return true
+	}
+	if len(cfg.UIDMappings) == 0 {
+		return true // joined namespace: its maps are not known here
+	}
+	for _, m := range cfg.UIDMappings {
+		if uid >= m.HostID && uid-m.HostID < m.Size {
+			return true
+		}
+	}
+	return false
+}
+
+// roBindSelfExe clones a bind mount of the binary that is attached nowhere
+// and marks it read-only.
+func roBindSelfExe() (*os.File, error) {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, "/proc/self/exe", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), "nanobox-runc:init"), nil
+}
+
+// memfdCopy copies the binary into a sealed memfd.
+func memfdCopy(src *os.File) (*os.File, error) {
 	flags := unix.MFD_CLOEXEC | unix.MFD_ALLOW_SEALING | unix.MFD_EXEC
 	fd, err := unix.MemfdCreate("nanobox-runc:init", flags)
 	if errors.Is(err, unix.EINVAL) {
@@ -58,6 +118,13 @@ func sendfileAll(out, in int) error {
 		}
 	}
 }
+
+// initGODEBUG is init's whole Go runtime configuration. Go 1.25+ sizes
+// GOMAXPROCS from the cgroup's CPU limit and keeps cpu.cfs_quota_us and
+// cpu.cfs_period_us open to re-read them: in init those would be host
+// cgroup files held open inside the container, and reading them costs
+// start-up time for a process that lives a few milliseconds.
+const initGODEBUG = "GODEBUG=containermaxprocs=0,updatemaxprocs=0"
 
 // lookPathHost finds a helper program on the host.
 func lookPathHost(name string) (string, error) {

@@ -3,6 +3,7 @@ package libbox
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"syscall"
@@ -43,7 +44,7 @@ type execConfig struct {
 // init (through the nsenter stage, since user and mount namespaces cannot be
 // joined by a running Go program) and returns the new process's pid once it
 // has exec'd the program. The process is a child of the caller.
-func (c *Container) Exec(p *Process, opts ExecOpts) (int, error) {
+func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 	switch s := c.Status(); s {
 	case Stopped:
 		return 0, fmt.Errorf("container %s %w: cannot exec in a stopped container", c.st.ID, ErrNotRunning)
@@ -68,6 +69,12 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (int, error) {
 	defer unix.Close(pidfd)
 	nsFiles, err := c.openNamespaces()
 	if err != nil {
+		if errors.Is(err, fs.ErrPermission) && c.Status() == Created {
+			// init stays non-dumpable until start, so that no container
+			// process can ptrace it; its /proc files then belong to the
+			// host's root, out of a rootless runtime's reach.
+			return 0, fmt.Errorf("%w: a rootless runtime cannot exec into a container before it is started: start it first", err)
+		}
 		return 0, err
 	}
 	defer func() {
@@ -79,7 +86,7 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (int, error) {
 		return 0, fmt.Errorf("container %s %w", c.st.ID, ErrNotRunning)
 	}
 
-	exe, err := cloneSelfExe()
+	exe, err := sealedSelfExe(c.st.Config)
 	if err != nil {
 		return 0, err
 	}
@@ -114,16 +121,25 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (int, error) {
 		joins = append(joins, nsenter.Join{Kind: f.kind, Path: "/proc/self/fd/" + strconv.Itoa(add(f.file))})
 	}
 
-	proc, err := os.StartProcess("/proc/self/fd/"+strconv.Itoa(ec.ExeFd), []string{"nanobox-runc", "init"}, &os.ProcAttr{
-		Env:   []string{nsenter.EnvInitPipe + "=" + strconv.Itoa(syncFd)},
-		Files: files,
-		Sys:   &syscall.SysProcAttr{},
+	proc, err := startPinned(p.ExecCPUAffinity, func() (*os.Process, error) {
+		return os.StartProcess("/proc/self/fd/"+strconv.Itoa(ec.ExeFd), []string{"nanobox-runc", "init"}, &os.ProcAttr{
+			Env:   []string{nsenter.EnvInitPipe + "=" + strconv.Itoa(syncFd), nsenter.EnvNFds + "=" + strconv.Itoa(len(files)), initGODEBUG},
+			Files: files,
+			Sys:   &syscall.SysProcAttr{},
+		})
 	})
 	childSock.Close()
 	if err != nil {
 		return 0, fmt.Errorf("exec: start process: %w", err)
 	}
-	defer func() { _, _ = proc.Wait() }()
+	defer func() {
+		// The stage exits by itself once it forked; kill it only if it
+		// is still there (it failed, or we did), so Wait cannot hang.
+		if retErr != nil {
+			_ = proc.Kill()
+		}
+		_, _ = proc.Wait()
+	}()
 	if err := sock.sendRaw(nsenter.BootstrapMessage(0, joins)); err != nil {
 		return 0, err
 	}
@@ -249,6 +265,11 @@ func initExec(sock *syncSocket, ec *execConfig) error {
 	}
 	path, err := lookPath(p.Args[0], env, p.Cwd)
 	if err != nil {
+		return err
+	}
+	// In the container's cgroup by now (the parent moved us before
+	// sending the config).
+	if err := applyExecAffinity(p.ExecCPUAffinity); err != nil {
 		return err
 	}
 	if err := closeExtraFDs(ec.PreserveFds); err != nil {

@@ -55,6 +55,15 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	}
 	cfg := ic.Config
 	_ = unix.Close(ic.ExeFd)
+	// oom_score_adj is written while init is still dumpable: a
+	// non-dumpable process's /proc files belong to the host's root, and a
+	// rootless init could no longer open its own.
+	if adj := cfg.Process.OOMScoreAdj; adj != nil {
+		if err := setOOMScoreAdj(*adj); err != nil {
+			return err
+		}
+		cfg.Process.OOMScoreAdj = nil
+	}
 	// Nobody in the container may ptrace init or open its /proc files
 	// (CVE-2019-5736 hardening); execve of the user program resets this.
 	if err := setDumpable(false); err != nil {
@@ -100,6 +109,11 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			if err := unix.Setdomainname([]byte(cfg.Domainname)); err != nil {
 				return fmt.Errorf("set domainname %q: %w", cfg.Domainname, err)
 			}
+		}
+	}
+	if ic.NewNetNS {
+		if err := loopbackUp(); err != nil {
+			return err
 		}
 	}
 	if ic.NewMountNS {
@@ -234,6 +248,11 @@ func setupConsole(socketFd int, p *Process, newMountNS bool) error {
 	if err != nil {
 		return fmt.Errorf("open pty slave %s: %w", slavePath, err)
 	}
+	// The pty was just made for this process: give it to the process's
+	// user, who could not reopen /dev/pts/N (or /dev/stdin) otherwise.
+	if err := unix.Fchown(slave, int(p.User.UID), -1); err != nil {
+		return fmt.Errorf("chown pty slave %s to uid %d: %w", slavePath, p.User.UID, err)
+	}
 	for i := 0; i < 3; i++ {
 		if err := unix.Dup3(slave, i, 0); err != nil {
 			return fmt.Errorf("dup pty slave: %w", err)
@@ -245,6 +264,28 @@ func setupConsole(socketFd int, p *Process, newMountNS bool) error {
 	}
 	if err := unix.IoctlSetInt(0, unix.TIOCSCTTY, 0); err != nil {
 		return fmt.Errorf("make pty the controlling terminal: %w", err)
+	}
+	return nil
+}
+
+// loopbackUp brings up lo in a new network namespace, as runc does: a
+// container with no network still reaches its own 127.0.0.1.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("bring up lo: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return fmt.Errorf("bring up lo: %w", err)
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("bring up lo: get flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("bring up lo: %w", err)
 	}
 	return nil
 }

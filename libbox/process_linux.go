@@ -34,8 +34,11 @@ const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 // that, so the runtime's other threads cannot be used to regain privilege).
 //
 // The order is runc's: rlimits and oom_score_adj while still privileged,
-// bounding set, user and groups (keeping the permitted set across the uid
-// change), then the capability sets, umask and no_new_privs.
+// then the scheduler and I/O priority (raising them needs CAP_SYS_NICE, or
+// the RLIMIT_RTPRIO/RLIMIT_NICE just set; both are the calling thread's,
+// the one that executes the program), bounding set, user and groups
+// (keeping the permitted set across the uid change), then the capability
+// sets, umask and no_new_privs.
 func setupProcess(p *Process, rootless bool) (env []string, err error) {
 	// Resolve and check the capability sets first, so a config the kernel
 	// would refuse halfway through fails before anything has changed.
@@ -53,12 +56,22 @@ func setupProcess(p *Process, rootless bool) (env []string, err error) {
 			return nil, fmt.Errorf("set oom_score_adj: %w", err)
 		}
 	}
+	if p.Scheduler != nil {
+		if err := setScheduler(p.Scheduler); err != nil {
+			return nil, fmt.Errorf("set process.scheduler: %w", err)
+		}
+	}
+	if p.IOPriority != nil {
+		if err := setIOPriority(p.IOPriority); err != nil {
+			return nil, fmt.Errorf("set process.ioPriority: %w", err)
+		}
+	}
 	if err := dropBoundingSet(plan.bounding); err != nil {
 		return nil, fmt.Errorf("drop bounding capabilities: %w", err)
 	}
 	// HOME is looked up while still root: /etc/passwd may be unreadable for
 	// the target user, and that must not change the result.
-	env = withHome(p.Env, p.User.UID, "/etc/passwd")
+	env = withHome(dedupEnv(p.Env), p.User.UID, "/etc/passwd")
 	if err := setupUser(p.User, rootless); err != nil {
 		return nil, fmt.Errorf("set user: %w", err)
 	}
@@ -239,6 +252,26 @@ func checkMapped(kind string, id uint32, mapFile string, rootless bool) error {
 func setgroupsAllowed() bool {
 	b, err := os.ReadFile("/proc/self/setgroups")
 	return err != nil || strings.TrimSpace(string(b)) != "deny"
+}
+
+// dedupEnv keeps one entry per variable: the last value, at the place of
+// the first, as runc does (it Setenv's each entry in turn). A variable set
+// twice, in config.json or by `exec --env` over the container's
+// environment, would otherwise reach the program twice, and getenv(3)
+// returns the first, the one the user meant to replace.
+func dedupEnv(env []string) []string {
+	idx := make(map[string]int, len(env))
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if i, ok := idx[k]; ok {
+			out[i] = kv
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, kv)
+	}
+	return out
 }
 
 // withHome returns env with HOME set to the home directory of uid in the

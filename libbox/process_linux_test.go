@@ -616,3 +616,16 @@ func TestCloseExtraFDs(t *testing.T) {
 		})
 	}
 }
+
+func TestDedupEnv(t *testing.T) {
+	for _, tc := range []struct{ in, want []string }{
+		{nil, []string{}},
+		{[]string{"A=1", "B=2"}, []string{"A=1", "B=2"}},
+		{[]string{"TERM=xterm", "PATH=/bin", "TERM=dumb", "A=1", "A=2", "A=3"}, []string{"TERM=dumb", "PATH=/bin", "A=3"}},
+		{[]string{"A=", "A=x=y"}, []string{"A=x=y"}},
+	} {
+		if got := dedupEnv(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("dedupEnv(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -429,8 +429,29 @@ func (r *rootfsMounter) mountFS(m *Mount, dest, fstype string) error {
 		return fail(err)
 	}
 	flags := uintptr(m.Flags) &^ (propagationFlags | unix.MS_REC | unix.MS_BIND | unix.MS_REMOUNT)
+	copyUp := m.CopyUp && fstype == "tmpfs"
+	if copyUp {
+		// Filled first, made read-only after.
+		flags &^= unix.MS_RDONLY
+	}
 	if err := mountFd(m.Source, nil, dst, fstype, flags, m.Data); err != nil {
 		return fail(err)
+	}
+	if copyUp {
+		// dst still names the directory the tmpfs now covers.
+		tmpfs, err := r.reopen(dest)
+		if err != nil {
+			return fail(err)
+		}
+		defer tmpfs.Close()
+		if err := copyTree(dst, tmpfs); err != nil {
+			return fail(fmt.Errorf("tmpcopyup: %w", err))
+		}
+		if m.Flags&unix.MS_RDONLY != 0 {
+			if err := remountFd(tmpfs, uintptr(m.Flags)|unix.MS_RDONLY, 0); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	if fstype == "proc" {
 		// Make sure procfs is what landed there before anything trusts it.

@@ -45,6 +45,9 @@ type persisted struct {
 	Created       time.Time `json:"created"`
 	Owner         string    `json:"owner"`
 	Config        *Config   `json:"config"`
+	// CgroupPaths locate the container's cgroup (per v1 controller, or ""
+	// for the v2 directory); none when it runs without one.
+	CgroupPaths map[string]string `json:"cgroupPaths,omitempty"`
 }
 
 // ValidateID rejects ids that are empty, too long, or could name a path

@@ -76,6 +76,8 @@ type initConfig struct {
 	// (false when it joined an existing one or shares the host's).
 	NewMountNS bool `json:"newMountNS"`
 	NewUTSNS   bool `json:"newUTSNS"`
+	// NewNetNS: init made a network namespace, whose lo it brings up.
+	NewNetNS bool `json:"newNetNS"`
 	// NewCgroupNS asks init to unshare its cgroup namespace first thing.
 	NewCgroupNS bool `json:"newCgroupNS"`
 	// State is the OCI state JSON for createContainer/startContainer hooks.

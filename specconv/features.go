@@ -10,11 +10,12 @@ import (
 )
 
 // Features describes what FromSpec accepts, for `nanobox-runc features`.
-// Subsystems the runtime does not enforce yet (cgroups, LSMs) are
-// reported as not compiled in (false), never as unknown (nil), so engines
-// do not assume them.
+// Subsystems the runtime does not enforce (yet) are reported as not
+// compiled in (false), never as unknown (nil), so engines do not assume
+// them.
 func Features() *features.Features {
 	no := func() *bool { b := false; return &b }
+	yes := func() *bool { b := true; return &b }
 	seccomp, libseccompVersion := seccompFeatures()
 	return &features.Features{
 		OCIVersionMin: "1.0.0",
@@ -24,12 +25,13 @@ func Features() *features.Features {
 		Linux: &features.Linux{
 			Namespaces:   KnownNamespaces(),
 			Capabilities: KnownCapabilities(),
+			// cgroupfs on v1, hybrid and v2 hosts; no systemd driver.
 			Cgroup: &features.Cgroup{
-				V1:          no(),
-				V2:          no(),
+				V1:          yes(),
+				V2:          yes(),
 				Systemd:     no(),
 				SystemdUser: no(),
-				Rdma:        no(),
+				Rdma:        yes(),
 			},
 			Seccomp:         seccomp,
 			Apparmor:        &features.Apparmor{Enabled: no()},

@@ -31,6 +31,12 @@ func LoadSpec(bundleDir string) (*specs.Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
+	return ParseSpec(data, path)
+}
+
+// ParseSpec decodes config.json data read from path (which names the file in
+// errors) with LoadSpec's checks.
+func ParseSpec(data []byte, path string) (*specs.Spec, error) {
 	var spec specs.Spec
 	if err := json.Unmarshal(data, &spec); err != nil {
 		return nil, fmt.Errorf("parse %s: %s%w", path, jsonPosition(data, err), err)

@@ -64,7 +64,7 @@ var mountPropagation = rootPropagation
 // mount without the mapping leaves files owned by the wrong ids), so they are
 // refused by name.
 var unsupportedMountOptions = map[string]bool{
-	"idmap": true, "ridmap": true, "tmpcopyup": true,
+	"idmap": true, "ridmap": true,
 	// mount_setattr(2) recursive attributes (runc 1.1+).
 	"rro": true, "rrw": true, "rnosuid": true, "rsuid": true, "rnodev": true, "rdev": true,
 	"rnoexec": true, "rexec": true, "rnodiratime": true, "rdiratime": true,
@@ -108,6 +108,8 @@ func parseMountOptions(m *libbox.Mount, options []string) error {
 		}
 		name, _, _ := strings.Cut(o, "=")
 		switch {
+		case o == "tmpcopyup":
+			m.CopyUp = true
 		case o == "", o == "defaults":
 			// "defaults" is fstab's placeholder for "no options"; the
 			// kernel would reject it as filesystem data.
@@ -169,6 +171,9 @@ func convertMount(sm specs.Mount, bundle string, warnf func(string, ...any)) (li
 		m.Source = filepath.Clean(m.Source)
 	} else if m.Type == "" && m.Flags&unix.MS_REMOUNT == 0 {
 		return m, errors.New("type is required unless the mount is a bind mount")
+	}
+	if m.CopyUp && m.Type != "tmpfs" {
+		return m, fmt.Errorf("mount option tmpcopyup applies only to tmpfs, not %s", m.Type)
 	}
 	return m, nil
 }

@@ -4,11 +4,12 @@
 //
 // The rule FromSpec follows: every field of config.json is either carried
 // into the Config, or refused with an error naming the field, or (for the few
-// settings the runtime accepts but does not act on yet: linux.resources,
-// AppArmor/SELinux labels on hosts without that LSM, the parts of a Landlock
-// policy (annotation org.nanobox.landlock, see LandlockAnnotation) the
-// kernel's Landlock ABI lacks) reported through Options.Warnf. Nothing is
-// dropped silently.
+// settings the runtime accepts but does not act on: AppArmor/SELinux labels
+// on hosts without that LSM, resource settings the host's cgroup version has
+// no knob for, the parts of a Landlock policy (annotation
+// org.nanobox.landlock, see LandlockAnnotation) the kernel's Landlock ABI
+// lacks) reported through Options.Warnf.
+// Nothing is dropped silently.
 package specconv
 
 import (
@@ -18,6 +19,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -181,8 +183,11 @@ func FromSpec(spec *specs.Spec, opts Options) (*libbox.Config, error) {
 	}
 
 	c.CgroupsPath = linux.CgroupsPath
-	if linux.Resources != nil {
-		warnf("linux.resources is not enforced yet: cgroup limits and device rules in config.json are ignored")
+	if libbox.IsSystemdCgroupPath(c.CgroupsPath) {
+		return nil, fmt.Errorf("linux.cgroupsPath %q has the systemd form slice:prefix:name, which needs --systemd-cgroup and systemd: use a cgroupfs path such as /nanobox/<id> instead", c.CgroupsPath)
+	}
+	if c.Resources, err = Resources(linux.Resources, warnf); err != nil {
+		return nil, err
 	}
 	if linux.Seccomp != nil {
 		if c.Seccomp, err = convertSeccomp(linux.Seccomp); err != nil {
@@ -284,12 +289,6 @@ func ProcessFromSpec(sp *specs.Process, opts Options) (*libbox.Process, error) {
 		return nil, errors.New("process is required")
 	}
 	switch {
-	case sp.Scheduler != nil:
-		return nil, unsupported("process.scheduler")
-	case sp.IOPriority != nil:
-		return nil, unsupported("process.ioPriority")
-	case sp.ExecCPUAffinity != nil:
-		return nil, unsupported("process.execCPUAffinity")
 	case sp.User.Username != "":
 		return nil, unsupported("process.user.username")
 	case sp.CommandLine != "":
@@ -358,6 +357,15 @@ func ProcessFromSpec(sp *specs.Process, opts Options) (*libbox.Process, error) {
 	if p.Rlimits, err = convertRlimits(sp.Rlimits); err != nil {
 		return nil, err
 	}
+	if p.Scheduler, err = convertScheduler(sp.Scheduler); err != nil {
+		return nil, err
+	}
+	if p.IOPriority, err = convertIOPriority(sp.IOPriority); err != nil {
+		return nil, err
+	}
+	if p.ExecCPUAffinity, err = convertCPUAffinity(sp.ExecCPUAffinity); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -394,6 +402,23 @@ func convertCapabilities(sc *specs.LinuxCapabilities, warnf func(string, ...any)
 		if *s.out, err = check(s.name, s.in); err != nil {
 			return nil, err
 		}
+	}
+	// The kernel refuses to raise an ambient capability that is not both
+	// permitted and inheritable; runc ignores that failure, and runc's own
+	// `spec` output relies on it (ambient caps, no inheritable ones). Drop
+	// them here, with a warning, so such configs keep working.
+	var ambient, dropped []string
+	for _, name := range c.Ambient {
+		if slices.Contains(c.Inheritable, name) && slices.Contains(c.Permitted, name) {
+			ambient = append(ambient, name)
+		} else {
+			dropped = append(dropped, name)
+		}
+	}
+	if len(dropped) > 0 {
+		warnf("process.capabilities.ambient: ignoring %s: an ambient capability must also be permitted and inheritable",
+			strings.Join(dropped, ", "))
+		c.Ambient = ambient
 	}
 	return c, nil
 }

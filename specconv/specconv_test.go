@@ -116,7 +116,6 @@ func TestParseMountOptions(t *testing.T) {
 		{opts: []string{"nosuid", "mode=755", "defaults", "size=65536k", "newinstance"}, flags: unix.MS_NOSUID, data: "mode=755,size=65536k,newinstance"},
 		{opts: []string{"idmap"}, err: "mount option idmap is not supported"},
 		{opts: []string{"ridmap"}, err: "mount option ridmap is not supported"},
-		{opts: []string{"tmpcopyup"}, err: "mount option tmpcopyup is not supported"},
 		{opts: []string{"rro"}, err: "mount option rro is not supported"},
 		{opts: []string{"idmap=uids=0-1000-10"}, err: "is not supported"},
 	}
@@ -171,6 +170,11 @@ func TestConvertMount(t *testing.T) {
 			want: libbox.Mount{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Flags: unix.MS_NOSUID, Data: "mode=1777"},
 		},
 		{
+			name: "tmpcopyup on a tmpfs",
+			in:   specs.Mount{Destination: "/run", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "tmpcopyup"}},
+			want: libbox.Mount{Destination: "/run", Type: "tmpfs", Source: "tmpfs", Flags: unix.MS_NOSUID, CopyUp: true},
+		},
+		{
 			name: "relative destination is resolved against / with a warning",
 			in:   specs.Mount{Destination: "run/x", Type: "tmpfs", Source: "tmpfs"},
 			want: libbox.Mount{Destination: "/run/x", Type: "tmpfs", Source: "tmpfs"},
@@ -182,6 +186,7 @@ func TestConvertMount(t *testing.T) {
 		{name: "nul byte", in: specs.Mount{Destination: "/x\x00y", Type: "tmpfs"}, err: "NUL"},
 		{name: "idmapped mount", in: specs.Mount{Destination: "/x", Type: "bind", Source: "/x", UIDMappings: []specs.LinuxIDMapping{{Size: 1}}}, err: "uidMappings (idmapped mounts) is not supported"},
 		{name: "unsupported option", in: specs.Mount{Destination: "/x", Type: "bind", Source: "/x", Options: []string{"idmap"}}, err: "mount option idmap is not supported"},
+		{name: "tmpcopyup on a bind", in: specs.Mount{Destination: "/x", Type: "bind", Source: "/x", Options: []string{"tmpcopyup"}}, err: "tmpcopyup applies only to tmpfs, not bind"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -267,8 +272,12 @@ func TestExampleRoundTrip(t *testing.T) {
 	if c.UIDMappings != nil || c.Rootless {
 		t.Errorf("unexpected user mappings %v / rootless", c.UIDMappings)
 	}
-	if !w.contains("linux.resources is not enforced yet") {
-		t.Errorf("no linux.resources warning in %q", w)
+	// The example's one device rule, deny all, converted; no warning.
+	if r := c.Resources; r == nil || len(r.Devices) != 1 || r.Devices[0].Allow || r.Devices[0].Permissions != "rwm" || libbox.HasLimits(r) {
+		t.Errorf("resources %+v", c.Resources)
+	}
+	if w.contains("linux.resources") {
+		t.Errorf("resources warning %q", w)
 	}
 }
 
@@ -439,9 +448,24 @@ func TestFromSpecErrors(t *testing.T) {
 		{name: "capability the kernel lacks", lastCap: unix.CAP_PERFMON, mutate: func(s *specs.Spec) { s.Process.Capabilities.Permitted = []string{"CAP_BPF"} }, err: "CAP_BPF is not supported by the running kernel"},
 		{name: "oom score", mutate: func(s *specs.Spec) { v := 1001; s.Process.OOMScoreAdj = &v }, err: "process.oomScoreAdj 1001 is out of range"},
 		{name: "umask", mutate: func(s *specs.Spec) { v := uint32(0o1000); s.Process.User.Umask = &v }, err: "process.user.umask"},
-		{name: "scheduler", mutate: func(s *specs.Spec) { s.Process.Scheduler = &specs.Scheduler{Policy: specs.SchedFIFO} }, err: "process.scheduler is not supported", unsupported: true},
-		{name: "ioPriority", mutate: func(s *specs.Spec) { s.Process.IOPriority = &specs.LinuxIOPriority{} }, err: "process.ioPriority is not supported", unsupported: true},
-		{name: "execCPUAffinity", mutate: func(s *specs.Spec) { s.Process.ExecCPUAffinity = &specs.CPUAffinity{} }, err: "process.execCPUAffinity is not supported", unsupported: true},
+		{name: "scheduler policy", mutate: func(s *specs.Spec) { s.Process.Scheduler = &specs.Scheduler{Policy: "SCHED_FAST"} }, err: `process.scheduler.policy "SCHED_FAST" is not one of`},
+		{name: "scheduler without policy", mutate: func(s *specs.Spec) { s.Process.Scheduler = &specs.Scheduler{} }, err: `process.scheduler.policy "" is not one of`},
+		{name: "scheduler nice", mutate: func(s *specs.Spec) { s.Process.Scheduler = &specs.Scheduler{Policy: specs.SchedOther, Nice: 20} }, err: "process.scheduler.nice 20 is out of range -20 to 19"},
+		{name: "real-time priority 0", mutate: func(s *specs.Spec) { s.Process.Scheduler = &specs.Scheduler{Policy: specs.SchedFIFO} }, err: "process.scheduler.priority 0 is out of range 1 to 99 for SCHED_FIFO"},
+		{name: "priority of SCHED_OTHER", mutate: func(s *specs.Spec) { s.Process.Scheduler = &specs.Scheduler{Policy: specs.SchedOther, Priority: 5} }, err: "process.scheduler.priority can only be set for SCHED_FIFO and SCHED_RR, not SCHED_OTHER"},
+		{name: "deadline fields of SCHED_RR", mutate: func(s *specs.Spec) {
+			s.Process.Scheduler = &specs.Scheduler{Policy: specs.SchedRR, Priority: 1, Period: 5}
+		}, err: "runtime, deadline and period can only be set for SCHED_DEADLINE, not SCHED_RR"},
+		{name: "scheduler flag", mutate: func(s *specs.Spec) {
+			s.Process.Scheduler = &specs.Scheduler{Policy: specs.SchedBatch, Flags: []specs.LinuxSchedulerFlag{"SCHED_FLAG_FAST"}}
+		}, err: `process.scheduler.flags: unknown flag "SCHED_FLAG_FAST"`},
+		{name: "ioPriority class", mutate: func(s *specs.Spec) { s.Process.IOPriority = &specs.LinuxIOPriority{} }, err: `process.ioPriority.class "" is not one of IOPRIO_CLASS_RT, IOPRIO_CLASS_BE, IOPRIO_CLASS_IDLE`},
+		{name: "ioPriority level", mutate: func(s *specs.Spec) {
+			s.Process.IOPriority = &specs.LinuxIOPriority{Class: specs.IOPRIO_CLASS_BE, Priority: 8}
+		}, err: "process.ioPriority.priority 8 is out of range 0 (highest) to 7"},
+		{name: "execCPUAffinity initial", mutate: func(s *specs.Spec) { s.Process.ExecCPUAffinity = &specs.CPUAffinity{Initial: "0-x"} }, err: `process.execCPUAffinity.initial: "0-x" is not a CPU list like 0-3,7: "x" is not a CPU number`},
+		{name: "execCPUAffinity final", mutate: func(s *specs.Spec) { s.Process.ExecCPUAffinity = &specs.CPUAffinity{Final: "3-1"} }, err: `process.execCPUAffinity.final: "3-1" is not a CPU list: range 3-1 goes backwards`},
+		{name: "execCPUAffinity too high", mutate: func(s *specs.Spec) { s.Process.ExecCPUAffinity = &specs.CPUAffinity{Final: "8192"} }, err: "CPU 8192 is above the highest CPU number Linux supports (8191)"},
 		{name: "username", mutate: func(s *specs.Spec) { s.Process.User.Username = "root" }, err: "process.user.username is not supported", unsupported: true},
 		{name: "intelRdt", mutate: func(s *specs.Spec) { s.Linux.IntelRdt = &specs.LinuxIntelRdt{} }, err: "linux.intelRdt is not supported", unsupported: true},
 		{name: "personality", mutate: func(s *specs.Spec) { s.Linux.Personality = &specs.LinuxPersonality{Domain: specs.PerLinux32} }, err: "linux.personality is not supported", unsupported: true},
@@ -470,7 +494,7 @@ func TestFromSpecErrors(t *testing.T) {
 		}, err: "duplicate device path /dev/x"},
 		{name: "relative masked path", mutate: func(s *specs.Spec) { s.Linux.MaskedPaths = append(s.Linux.MaskedPaths, "proc/kcore") }, err: `linux.maskedPaths: "proc/kcore" must be an absolute path`},
 		{name: "relative readonly path", mutate: func(s *specs.Spec) { s.Linux.ReadonlyPaths = []string{"x"} }, err: "linux.readonlyPaths"},
-		{name: "mount error names the mount", mutate: func(s *specs.Spec) { s.Mounts[1].Options = append(s.Mounts[1].Options, "tmpcopyup") }, err: `mounts[1] (destination "/dev"): mount option tmpcopyup is not supported`},
+		{name: "mount error names the mount", mutate: func(s *specs.Spec) { s.Mounts[1].Options = append(s.Mounts[1].Options, "idmap") }, err: `mounts[1] (destination "/dev"): mount option idmap is not supported`},
 		{name: "relative hook", mutate: func(s *specs.Spec) { s.Hooks = &specs.Hooks{Poststop: []specs.Hook{{Path: "hook.sh"}}} }, err: `hooks.poststop[0]: path "hook.sh" must be absolute`},
 		{name: "zero hook timeout", mutate: func(s *specs.Spec) {
 			s.Hooks = &specs.Hooks{CreateRuntime: []specs.Hook{{Path: "/bin/true", Timeout: &zero}}}
@@ -827,7 +851,7 @@ func TestKnownLists(t *testing.T) {
 		t.Errorf("mount options list an unsupported option: %s", opts)
 	}
 	f := Features()
-	if f.OCIVersionMax != specs.Version || len(f.Hooks) != 6 || !*f.Linux.Seccomp.Enabled || *f.Linux.Cgroup.V2 || len(f.Linux.Capabilities) != len(caps) {
+	if f.OCIVersionMax != specs.Version || len(f.Hooks) != 6 || !*f.Linux.Seccomp.Enabled || !*f.Linux.Cgroup.V1 || !*f.Linux.Cgroup.V2 || *f.Linux.Cgroup.Systemd || len(f.Linux.Capabilities) != len(caps) {
 		t.Errorf("features %+v", f)
 	}
 }

@@ -57,6 +57,10 @@ const (
 	// EnvInitPipe names the environment variable holding the fd number of
 	// the init socket.
 	EnvInitPipe = "_NANOBOX_INITPIPE"
+	// EnvNFds, when set to N, makes the constructor close every fd >= N
+	// first: 0..N-1 are what the runtime passed, anything above is an fd
+	// its caller left inheritable by mistake.
+	EnvNFds = "_NANOBOX_NFDS"
 	// MaxBootstrapSize is the largest bootstrap message accepted.
 	MaxBootstrapSize = 64 << 10
 

@@ -35,6 +35,7 @@
 #endif
 
 #define NANOBOX_ENV_INITPIPE "_NANOBOX_INITPIPE"
+#define NANOBOX_ENV_NFDS "_NANOBOX_NFDS"
 #define NANOBOX_MAX_BOOTSTRAP (64 * 1024)
 
 #define NANOBOX_NS_FLAGS                                                   \
@@ -302,6 +303,22 @@ static pid_t nb_clone_parent(void)
 #endif
 }
 
+// nb_close_from closes every descriptor from first up.
+static void nb_close_from(int first)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned int)first, ~0U, 0) == 0)
+		return;
+#endif
+	// close_range is Linux 5.9; before it, close them one by one.
+	long max = sysconf(_SC_OPEN_MAX);
+
+	if (max < 0 || max > 1 << 20)
+		max = 1 << 20;
+	for (int i = first; i < max; i++)
+		close(i);
+}
+
 __attribute__((constructor)) static void nanobox_nsenter(void)
 {
 	const char *env = getenv(NANOBOX_ENV_INITPIPE);
@@ -323,6 +340,21 @@ __attribute__((constructor)) static void nanobox_nsenter(void)
 	if (fcntl((int)fd, F_GETFD) < 0)
 		nb_bail("%s=%ld", NANOBOX_ENV_INITPIPE, fd);
 	nb_pipe = (int)fd;
+
+	// Descriptors the runtime's caller left inheritable, beyond those
+	// passed on purpose (0..NFDS-1), must not reach the container
+	// (CVE-2024-21626 class): close them before anything else.
+	env = getenv(NANOBOX_ENV_NFDS);
+	if (env != NULL) {
+		long nfds;
+
+		errno = 0;
+		nfds = strtol(env, &end, 10);
+		if (*env < '0' || *env > '9' || *end != '\0' || errno != 0 ||
+		    nfds <= fd || nfds > INT_MAX)
+			nb_fail("bad %s=%.64s", NANOBOX_ENV_NFDS, env);
+		nb_close_from((int)nfds);
+	}
 
 	// One message; MSG_TRUNC makes recv return its real length.
 	do

@@ -12,6 +12,45 @@
 //
 // executes CMD with the Landlock system calls failing with ENOSYS, as on a
 // kernel without Landlock (a seccomp filter; it sets no_new_privs).
+//
+//	sysprobe ptrace PID
+//
+// prints "ptrace: ok" or "ptrace: ERRNO-NAME" for PTRACE_ATTACH to PID
+// (detaching again when it worked).
+//
+//	sysprobe exe-attack SECONDS LOG
+//
+// is the CVE-2019-5736 attacker: for SECONDS it watches every other process
+// it can see and tries to write to its /proc/PID/exe, directly and through
+// an O_PATH handle reopened later (after the process exited or exec'd,
+// when ETXTBSY no longer protects the file). Processes running a file of
+// the attacker's own filesystem (same inode at the path the link names)
+// are left alone: the container may write its own files. A write puts back
+// the bytes it read, so a successful attack changes no content. LOG gets
+// one line per new observation, unbuffered, since the attacker may be
+// killed any time: "saw PID TARGET", "own PID TARGET", "open-rw PID:
+// ERRNO", "write PID: ERRNO", and "WROTE PID TARGET" for a write that
+// worked; "done" at the end.
+//
+//	sysprobe fd-attack SECONDS LOG NAME
+//
+// is the CVE-2024-21626 attacker: for SECONDS it opens every descriptor of
+// every other process it can see through /proc/PID/fd/N and logs
+// "LEAK PID N TARGET" for a directory holding an entry called NAME (a
+// marker the test put in a host directory), "seen PID N TARGET" for the
+// other directories; "done" at the end.
+//
+//	sysprobe swap A B SECONDS
+//
+// exchanges the paths A and B (renameat2 RENAME_EXCHANGE) as fast as it can
+// for SECONDS, then prints the number of exchanges: a symlink raced
+// against a directory (CVE-2021-30465).
+//
+//	sysprobe subreaper CMD ARGS...
+//
+// becomes a child subreaper (as conmon and containerd's shim are), runs
+// CMD, and then reaps whatever CMD left behind: it prints "cmd: exit N",
+// then "reaped PID: exit N" or "reaped PID: signal N" per orphan.
 package main
 
 import (
@@ -19,7 +58,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -30,6 +71,31 @@ func main() {
 		if err := withoutLandlock(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "sysprobe:", err)
 			os.Exit(127)
+		}
+	}
+	if len(os.Args) > 1 {
+		var err error
+		handled := true
+		switch a := os.Args[1:]; {
+		case a[0] == "ptrace" && len(a) == 2:
+			err = ptrace(a[1])
+		case a[0] == "exe-attack" && len(a) == 3:
+			err = exeAttack(a[1], a[2])
+		case a[0] == "fd-attack" && len(a) == 4:
+			err = fdAttack(a[1], a[2], a[3])
+		case a[0] == "swap" && len(a) == 4:
+			err = swap(a[1], a[2], a[3])
+		case a[0] == "subreaper" && len(a) > 1:
+			err = subreaper(a[1:])
+		default:
+			handled = false
+		}
+		if handled {
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "sysprobe:", err)
+				os.Exit(1)
+			}
+			return
 		}
 	}
 	for _, call := range os.Args[1:] {
@@ -84,4 +150,209 @@ func withoutLandlock(argv []string) error {
 		return fmt.Errorf("seccomp: %w", e)
 	}
 	return unix.Exec(path, argv, os.Environ())
+}
+
+func errnoName(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return unix.ErrnoName(errno)
+	}
+	return err.Error()
+}
+
+func ptrace(pidArg string) error {
+	pid, err := strconv.Atoi(pidArg)
+	if err != nil {
+		return fmt.Errorf("pid %q: %w", pidArg, err)
+	}
+	if err := unix.PtraceAttach(pid); err != nil {
+		fmt.Printf("ptrace: %s\n", errnoName(err))
+		return nil
+	}
+	var ws unix.WaitStatus
+	_, _ = unix.Wait4(pid, &ws, unix.WALL, nil)
+	_ = unix.PtraceDetach(pid)
+	fmt.Println("ptrace: ok")
+	return nil
+}
+
+func exeAttack(secondsArg, logPath string) error {
+	seconds, err := strconv.ParseFloat(secondsArg, 64)
+	if err != nil {
+		return fmt.Errorf("seconds %q: %w", secondsArg, err)
+	}
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	logged := map[string]bool{}
+	logOnce := func(format string, args ...any) {
+		line := fmt.Sprintf(format, args...)
+		if !logged[line] {
+			logged[line] = true
+			fmt.Fprintln(logf, line)
+		}
+	}
+	// tryWrite opens path read-write and puts back its first bytes.
+	tryWrite := func(pid int, path string) {
+		fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+		if err != nil {
+			logOnce("open-rw %d: %s", pid, errnoName(err))
+			return
+		}
+		defer unix.Close(fd)
+		var b [4]byte
+		n, err := unix.Pread(fd, b[:], 0)
+		if err == nil && n > 0 {
+			_, err = unix.Pwrite(fd, b[:n], 0)
+		}
+		if err != nil {
+			logOnce("write %d: %s", pid, errnoName(err))
+			return
+		}
+		target, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+		fmt.Fprintf(logf, "WROTE %d %s\n", pid, target)
+	}
+	self := os.Getpid()
+	held := map[int]int{} // pid -> O_PATH fd of its exe
+	own := map[int]bool{} // pid -> runs a file of our own filesystem
+	deadline := time.Now().Add(time.Duration(seconds * float64(time.Second)))
+	for time.Now().Before(deadline) {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == self || own[pid] {
+				continue
+			}
+			exe := "/proc/" + e.Name() + "/exe"
+			target, err := os.Readlink(exe)
+			if err != nil {
+				logOnce("saw %d readlink: %s", pid, errnoName(err))
+			}
+			if _, ok := held[pid]; !ok && len(held) < 512 {
+				if fd, err := unix.Open(exe, unix.O_PATH|unix.O_CLOEXEC, 0); err == nil {
+					var a, b unix.Stat_t
+					if target != "" && unix.Fstat(fd, &a) == nil && unix.Stat(target, &b) == nil && a.Dev == b.Dev && a.Ino == b.Ino {
+						own[pid] = true
+						unix.Close(fd)
+						logOnce("own %d %s", pid, target)
+						continue
+					}
+					held[pid] = fd
+				} else {
+					logOnce("open-path %d: %s", pid, errnoName(err))
+				}
+			}
+			if target != "" {
+				logOnce("saw %d %s", pid, target)
+			}
+			tryWrite(pid, exe)
+		}
+		for pid, fd := range held {
+			tryWrite(pid, "/proc/self/fd/"+strconv.Itoa(fd))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	fmt.Fprintln(logf, "done")
+	return nil
+}
+
+func swap(a, b, secondsArg string) error {
+	seconds, err := strconv.ParseFloat(secondsArg, 64)
+	if err != nil {
+		return fmt.Errorf("seconds %q: %w", secondsArg, err)
+	}
+	deadline := time.Now().Add(time.Duration(seconds * float64(time.Second)))
+	n := 0
+	for time.Now().Before(deadline) {
+		if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE); err != nil {
+			return fmt.Errorf("exchange %s and %s: %w", a, b, err)
+		}
+		n++
+	}
+	fmt.Printf("swapped %d times\n", n)
+	return nil
+}
+
+func subreaper(argv []string) error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("PR_SET_CHILD_SUBREAPER: %w", err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		fmt.Println("cmd: exit 0")
+	case errors.As(err, &ee):
+		fmt.Printf("cmd: exit %d\n", ee.ExitCode())
+	default:
+		return err
+	}
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if errors.Is(err, unix.ECHILD) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if ws.Signaled() {
+			fmt.Printf("reaped %d: signal %d\n", pid, ws.Signal())
+		} else {
+			fmt.Printf("reaped %d: exit %d\n", pid, ws.ExitStatus())
+		}
+	}
+}
+
+func fdAttack(secondsArg, logPath, marker string) error {
+	seconds, err := strconv.ParseFloat(secondsArg, 64)
+	if err != nil {
+		return fmt.Errorf("seconds %q: %w", secondsArg, err)
+	}
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	logged := map[string]bool{}
+	self := os.Getpid()
+	deadline := time.Now().Add(time.Duration(seconds * float64(time.Second)))
+	for time.Now().Before(deadline) {
+		procs, _ := os.ReadDir("/proc")
+		for _, p := range procs {
+			pid, err := strconv.Atoi(p.Name())
+			if err != nil || pid == self {
+				continue
+			}
+			dir := "/proc/" + p.Name() + "/fd/"
+			fds, _ := os.ReadDir(dir)
+			for _, f := range fds {
+				fd, err := unix.Open(dir+f.Name(), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+				if err != nil {
+					continue
+				}
+				target, _ := os.Readlink(dir + f.Name())
+				kind := "seen"
+				var st unix.Stat_t
+				if unix.Fstatat(fd, marker, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+					kind = "LEAK"
+				}
+				unix.Close(fd)
+				line := fmt.Sprintf("%s %d %s %s", kind, pid, f.Name(), target)
+				if !logged[line] {
+					logged[line] = true
+					fmt.Fprintln(logf, line)
+				}
+			}
+		}
+	}
+	fmt.Fprintln(logf, "done")
+	return nil
 }

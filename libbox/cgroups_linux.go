@@ -1,0 +1,602 @@
+package libbox
+
+// Resource control through github.com/opencontainers/cgroups, the library
+// runc uses: its fs manager on cgroup v1 and hybrid hosts, fs2 on cgroup v2,
+// and its devices package for the device rules (the v1 devices cgroup, an
+// eBPF filter on v2). This file decides where a container's cgroup goes,
+// whether it may run without one, and turns the library's errors into ones
+// that say what to do.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/opencontainers/cgroups"
+	// Registers the device-rule writers; without it the managers refuse
+	// every device rule.
+	_ "github.com/opencontainers/cgroups/devices"
+	devices "github.com/opencontainers/cgroups/devices/config"
+	"github.com/opencontainers/cgroups/manager"
+	"golang.org/x/sys/unix"
+)
+
+// DefaultDeviceRules are allowed in every rootful container after the
+// config's own rules, as runc does: a config whose only rule is "deny all"
+// (podman's) still gets a working /dev. mknod is allowed for every device
+// (creating a node grants no access to it); read and write only for the
+// default device nodes, the pty slaves and /dev/ptmx.
+var DefaultDeviceRules = []devices.Rule{
+	{Type: devices.CharDevice, Major: devices.Wildcard, Minor: devices.Wildcard, Permissions: "m", Allow: true},
+	{Type: devices.BlockDevice, Major: devices.Wildcard, Minor: devices.Wildcard, Permissions: "m", Allow: true},
+	{Type: devices.CharDevice, Major: 1, Minor: 3, Permissions: "rwm", Allow: true},                  // /dev/null
+	{Type: devices.CharDevice, Major: 1, Minor: 5, Permissions: "rwm", Allow: true},                  // /dev/zero
+	{Type: devices.CharDevice, Major: 1, Minor: 7, Permissions: "rwm", Allow: true},                  // /dev/full
+	{Type: devices.CharDevice, Major: 1, Minor: 8, Permissions: "rwm", Allow: true},                  // /dev/random
+	{Type: devices.CharDevice, Major: 1, Minor: 9, Permissions: "rwm", Allow: true},                  // /dev/urandom
+	{Type: devices.CharDevice, Major: 5, Minor: 0, Permissions: "rwm", Allow: true},                  // /dev/tty
+	{Type: devices.CharDevice, Major: 5, Minor: 2, Permissions: "rwm", Allow: true},                  // /dev/ptmx
+	{Type: devices.CharDevice, Major: 136, Minor: devices.Wildcard, Permissions: "rwm", Allow: true}, // /dev/pts/*
+}
+
+// IsSystemdCgroupPath reports whether p has the systemd form
+// "slice:prefix:name", which only a systemd cgroup manager understands.
+func IsSystemdCgroupPath(p string) bool {
+	parts := strings.Split(p, ":")
+	return len(parts) == 3 && !strings.Contains(parts[0], "/")
+}
+
+// cgroupSpec is the library's description of the container's cgroup: its
+// place (Path, or Name beside the caller's own cgroup) and the resources to
+// set. The config's resources are copied, never modified.
+func cgroupSpec(id string, cfg *Config, rootless bool) (*cgroups.Cgroup, error) {
+	if IsSystemdCgroupPath(cfg.CgroupsPath) {
+		return nil, fmt.Errorf("cgroupsPath %q has the systemd form slice:prefix:name, which needs --systemd-cgroup and systemd: use a path such as /nanobox/%s instead", cfg.CgroupsPath, id)
+	}
+	res := &cgroups.Resources{}
+	if cfg.Resources != nil {
+		r := *cfg.Resources
+		res = &r
+	}
+	res.Freezer = cgroups.Undefined
+	forHost(res)
+	if rootless {
+		// An unprivileged runtime can neither write the v1 devices
+		// cgroup nor load the v2 eBPF filter; the user namespace
+		// already keeps device nodes from being created.
+		res.Devices = nil
+		res.SkipDevices = true
+	} else {
+		rules := make([]*devices.Rule, 0, len(res.Devices)+len(DefaultDeviceRules))
+		rules = append(rules, res.Devices...)
+		for i := range DefaultDeviceRules {
+			r := DefaultDeviceRules[i]
+			rules = append(rules, &r)
+		}
+		res.Devices = rules
+	}
+	cg := &cgroups.Cgroup{Resources: res, Rootless: rootless}
+	if cfg.CgroupsPath == "" {
+		// Beside the caller's own cgroup on v2 (inside its delegated
+		// subtree when rootless), below it on v1: as runc does.
+		cg.Name = id
+	} else {
+		cg.Path = cfg.CgroupsPath
+	}
+	return cg, nil
+}
+
+// forHost adapts resources (a copy) to the host's cgroup version: on v2,
+// cpu shares become cpu.weight, a conversion the library leaves to its
+// caller.
+func forHost(r *cgroups.Resources) {
+	if r.CpuShares != 0 && cgroups.IsCgroup2UnifiedMode() {
+		r.CpuWeight = cgroups.ConvertCPUSharesToCgroupV2Value(r.CpuShares)
+	}
+}
+
+// requiredControllers lists the controllers the resources need, by their
+// cgroup v2 names ("io" is "blkio" on v1), sorted. Device rules and the
+// freezer are not limits: they are left out.
+func requiredControllers(r *cgroups.Resources) []string {
+	if r == nil {
+		return nil
+	}
+	need := map[string]bool{}
+	if r.Memory != 0 || r.MemoryReservation != 0 || r.MemorySwap != 0 || r.OomKillDisable || r.MemorySwappiness != nil {
+		need["memory"] = true
+	}
+	if r.CpuShares != 0 || r.CpuQuota != 0 || r.CpuBurst != nil || r.CpuPeriod != 0 ||
+		r.CpuRtRuntime != 0 || r.CpuRtPeriod != 0 || r.CPUIdle != nil || r.CpuWeight != 0 {
+		need["cpu"] = true
+	}
+	if r.CpusetCpus != "" || r.CpusetMems != "" {
+		need["cpuset"] = true
+	}
+	if r.PidsLimit != nil {
+		need["pids"] = true
+	}
+	if r.BlkioWeight != 0 || r.BlkioLeafWeight != 0 || len(r.BlkioWeightDevice) > 0 ||
+		len(r.BlkioThrottleReadBpsDevice) > 0 || len(r.BlkioThrottleWriteBpsDevice) > 0 ||
+		len(r.BlkioThrottleReadIOPSDevice) > 0 || len(r.BlkioThrottleWriteIOPSDevice) > 0 {
+		need["io"] = true
+	}
+	if len(r.HugetlbLimit) > 0 {
+		need["hugetlb"] = true
+	}
+	if len(r.Rdma) > 0 {
+		need["rdma"] = true
+	}
+	if r.NetClsClassid != 0 {
+		need["net_cls"] = true
+	}
+	if len(r.NetPrioIfpriomap) > 0 {
+		need["net_prio"] = true
+	}
+	for k := range r.Unified {
+		if c, _, ok := strings.Cut(k, "."); ok && c != "cgroup" {
+			need[c] = true
+		}
+	}
+	out := make([]string, 0, len(need))
+	for c := range need {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// HasLimits reports whether r asks for any resource limit (device rules
+// alone are not limits).
+func HasLimits(r *cgroups.Resources) bool { return len(requiredControllers(r)) > 0 }
+
+// v1Name is the cgroup v1 name of a controller.
+func v1Name(c string) string {
+	if c == "io" {
+		return "blkio"
+	}
+	return c
+}
+
+// missingControllers returns the controllers in need that the container's
+// cgroup cannot use.
+func missingControllers(m cgroups.Manager, need []string) ([]string, error) {
+	var missing []string
+	if cgroups.IsCgroup2UnifiedMode() {
+		data, err := cgroups.ReadFile(m.Path(""), "cgroup.controllers")
+		if err != nil {
+			return nil, err
+		}
+		have := strings.Fields(data)
+		for _, c := range need {
+			if !slices.Contains(have, c) {
+				missing = append(missing, c)
+			}
+		}
+		return missing, nil
+	}
+	for _, c := range need {
+		if m.Path(v1Name(c)) == "" {
+			missing = append(missing, v1Name(c))
+		}
+	}
+	return missing, nil
+}
+
+// cgroupHandle is a container's cgroup, reopened from its persisted paths.
+type cgroupHandle struct {
+	m cgroups.Manager
+}
+
+// applyCgroup creates the container's cgroup, moves pid (init) into it and
+// sets the limits. It returns nil and no error when the container runs
+// without a cgroup: rootless, no cgroup it may create, and no limits asked
+// for. On error the returned handle, when not nil, is for the caller to
+// destroy once pid is dead (a cgroup cannot be removed while pid is in it).
+func applyCgroup(id string, cfg *Config, rootless bool, pid int) (*cgroupHandle, error) {
+	cg, err := cgroupSpec(id, cfg, rootless)
+	if err != nil {
+		return nil, err
+	}
+	need := requiredControllers(cg.Resources)
+	if len(cg.Resources.Unified) > 0 && !cgroups.IsCgroup2UnifiedMode() {
+		return nil, errors.New("linux.resources.unified needs a cgroup v2 host, and this one uses cgroup v1 (or the hybrid layout): set the limits through the v1 fields instead")
+	}
+	m, err := manager.New(cg)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup: %w", err)
+	}
+	h := &cgroupHandle{m: m}
+	if err := m.Apply(pid); err != nil {
+		if !rootless || !(errors.Is(err, cgroups.ErrRootless) || isPermissionError(err)) {
+			return h, fmt.Errorf("create cgroup for container %s: %w", id, err)
+		}
+		if len(need) > 0 {
+			return h, rootlessCgroupError(need, m, cg, err)
+		}
+		// No cgroup, and none needed. On v1, the hierarchies the user
+		// could join (chowned to it by hand) still hold the container.
+		if !cgroups.IsCgroup2UnifiedMode() && len(m.GetPaths()) > 0 {
+			return h, nil
+		}
+		return nil, nil
+	}
+	return h, h.set(cg.Resources, need)
+}
+
+// set checks that every controller the limits need is usable, then writes
+// the limits.
+func (h *cgroupHandle) set(r *cgroups.Resources, need []string) error {
+	missing, err := missingControllers(h.m, need)
+	if err != nil {
+		return fmt.Errorf("cgroup: %w", err)
+	}
+	if len(missing) > 0 {
+		return controllersError(missing, h.m)
+	}
+	if err := h.m.Set(r); err != nil {
+		return fmt.Errorf("set cgroup limits: %w", err)
+	}
+	return nil
+}
+
+func controllersError(missing []string, m cgroups.Manager) error {
+	list := strings.Join(missing, ", ")
+	if cgroups.IsCgroup2UnifiedMode() {
+		dir := m.Path("")
+		return fmt.Errorf("the resource limits need the cgroup v2 controller(s) %s, which are not enabled for %s: enable them in %s/cgroup.subtree_control (for an unprivileged user, that subtree must be delegated with them, e.g. systemd's Delegate=yes)",
+			list, dir, filepath.Dir(dir))
+	}
+	return fmt.Errorf("the resource limits need the cgroup v1 controller(s) %s, which this host does not mount under /sys/fs/cgroup: remove those limits or run on a host that has them", list)
+}
+
+// rootlessCgroupError explains why an unprivileged caller's limits cannot
+// be enforced, and what would make them work.
+func rootlessCgroupError(need []string, m cgroups.Manager, cg *cgroups.Cgroup, cause error) error {
+	what := fmt.Sprintf("the resource limits in linux.resources (%s) need a cgroup", strings.Join(need, ", "))
+	todo := "run as root, run inside a cgroup v2 subtree delegated to uid " + fmt.Sprint(os.Geteuid()) +
+		" (e.g. systemd-run --user --scope -p Delegate=yes ...), or remove the limits"
+	if !cgroups.IsCgroup2UnifiedMode() {
+		return fmt.Errorf("%s, and an unprivileged user cannot have one on this host: it uses cgroup v1 (or the hybrid layout), which cannot be delegated; %s", what, todo)
+	}
+	// The library's own wording around the cause is about its internals;
+	// the failed mkdir or write says it all.
+	var pe *fs.PathError
+	if errors.As(cause, &pe) {
+		cause = pe
+	}
+	dir := m.Path("")
+	if cg.Path != "" {
+		todo = "set cgroupsPath to a path inside a subtree delegated to you, or leave it empty to use the one you run in; or " + todo
+	}
+	return fmt.Errorf("%s, and uid %d may not create %s (%w): no delegated cgroup v2 subtree; %s", what, os.Geteuid(), dir, cause, todo)
+}
+
+func isPermissionError(err error) bool {
+	return errors.Is(err, os.ErrPermission) || errors.Is(err, unix.EROFS) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
+}
+
+// openCgroup reopens a container's cgroup from the paths stored in its
+// state; nil when it has none.
+func openCgroup(id string, cfg *Config, rootless bool, paths map[string]string) *cgroupHandle {
+	if len(paths) == 0 {
+		return nil
+	}
+	cg, err := cgroupSpec(id, cfg, rootless)
+	if err != nil {
+		return nil
+	}
+	// The paths are known: no Name/Path needed, and none may conflict.
+	cg.Name, cg.Path = "", ""
+	m, err := manager.NewWithPaths(cg, paths)
+	if err != nil {
+		return nil
+	}
+	return &cgroupHandle{m: m}
+}
+
+// paths are what the state stores to reopen the cgroup.
+func (h *cgroupHandle) paths() map[string]string {
+	if h == nil {
+		return nil
+	}
+	return h.m.GetPaths()
+}
+
+func (h *cgroupHandle) frozen() bool {
+	st, err := h.m.GetFreezerState()
+	return err == nil && st == cgroups.Frozen
+}
+
+func (h *cgroupHandle) freeze(state cgroups.FreezerState) error {
+	return h.m.Freeze(state)
+}
+
+// pids returns the host pids of every process in the cgroup and below.
+func (h *cgroupHandle) pids() ([]int, error) {
+	return h.m.GetAllPids()
+}
+
+// signal sends sig to every process in the cgroup. SIGKILL goes through
+// cgroup.kill where the kernel has it (5.14+; on hybrid hosts through the
+// cgroup2 mount the container also joined), which cannot miss a process
+// forked meanwhile. Otherwise the cgroup is frozen while the pids are read
+// and signalled, so none escapes by forking (as runc does); a paused
+// container stays paused.
+func (h *cgroupHandle) signal(sig unix.Signal) error {
+	wasFrozen := h.frozen()
+	if sig == unix.SIGKILL {
+		if p := h.m.Path(""); p != "" {
+			err := cgroups.WriteFile(p, "cgroup.kill", "1")
+			if err == nil {
+				if wasFrozen {
+					// On a hybrid host the v1 freezer holds the
+					// killed tasks until it thaws.
+					_ = h.m.Freeze(cgroups.Thawed)
+				}
+				return nil
+			}
+			if !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("write cgroup.kill: %w", err)
+			}
+		}
+	}
+	frozeNow := false
+	if !wasFrozen {
+		frozeNow = h.m.Freeze(cgroups.Frozen) == nil
+	}
+	pids, err := h.m.GetAllPids()
+	if err == nil {
+		for _, pid := range pids {
+			_ = unix.Kill(pid, sig)
+		}
+	}
+	// A cgroup v1 freezer holds even killed tasks until it thaws.
+	if frozeNow || (wasFrozen && sig == unix.SIGKILL) {
+		_ = h.m.Freeze(cgroups.Thawed)
+	}
+	if err != nil {
+		return fmt.Errorf("list processes of cgroup: %w", err)
+	}
+	return nil
+}
+
+// destroy kills whatever is left in the cgroup and removes it.
+func (h *cgroupHandle) destroy() error {
+	if !h.m.Exists() {
+		return nil
+	}
+	if pids, err := h.m.GetAllPids(); err == nil && len(pids) > 0 {
+		_ = h.signal(unix.SIGKILL)
+	} else if h.frozen() {
+		_ = h.m.Freeze(cgroups.Thawed)
+	}
+	// RemovePaths retries while the kernel finishes reaping the tasks.
+	if err := h.m.Destroy(); err != nil {
+		return fmt.Errorf("remove cgroup: %w", err)
+	}
+	return nil
+}
+
+func (h *cgroupHandle) destroyBestEffort() { _ = h.destroy() }
+
+func (h *cgroupHandle) oomKills() (uint64, error) {
+	return h.m.OOMKillCount()
+}
+
+// OOMKillAnnotation is added to a container's state annotations once the
+// kernel's OOM killer has killed a process in it; the value is the count
+// (memory.events oom_kill on cgroup v2, memory.oom_control oom_kill on v1).
+const OOMKillAnnotation = "org.nanobox.oom-kills"
+
+// cgroup reopens the container's cgroup; nil when it has none.
+func (c *Container) cgroup() *cgroupHandle {
+	return openCgroup(c.st.ID, c.st.Config, c.rt.Rootless, c.st.CgroupPaths)
+}
+
+// needCgroup is c.cgroup(), or an error saying why what cannot be done.
+func (c *Container) needCgroup(what string) (*cgroupHandle, error) {
+	if cg := c.cgroup(); cg != nil {
+		return cg, nil
+	}
+	return nil, fmt.Errorf("container %s has no cgroup (an unprivileged user without a delegated cgroup v2 subtree created it), so it cannot be %s", c.st.ID, what)
+}
+
+// Pause freezes every process of a created or running container.
+func (c *Container) Pause() error {
+	lock, err := lockDir(c.dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	switch s := c.Status(); s {
+	case Running, Created:
+	case Paused:
+		return fmt.Errorf("container %s %w", c.st.ID, ErrPaused)
+	default:
+		return fmt.Errorf("container %s %w", c.st.ID, ErrNotRunning)
+	}
+	cg, err := c.needCgroup("paused")
+	if err != nil {
+		return err
+	}
+	if err := cg.freeze(cgroups.Frozen); err != nil {
+		return fmt.Errorf("pause container %s: %w", c.st.ID, err)
+	}
+	return nil
+}
+
+// Resume thaws a paused container.
+func (c *Container) Resume() error {
+	lock, err := lockDir(c.dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if s := c.Status(); s != Paused {
+		return fmt.Errorf("container %s %w (it is %s)", c.st.ID, ErrNotPaused, s)
+	}
+	cg, err := c.needCgroup("resumed")
+	if err != nil {
+		return err
+	}
+	if err := cg.freeze(cgroups.Thawed); err != nil {
+		return fmt.Errorf("resume container %s: %w", c.st.ID, err)
+	}
+	return nil
+}
+
+// Processes returns the host pids of the container's processes: those in
+// its cgroup, or without one those in init's pid namespace (only init when
+// it shares the runtime's).
+func (c *Container) Processes() ([]int, error) {
+	if cg := c.cgroup(); cg != nil {
+		pids, err := cg.pids()
+		if err != nil {
+			return nil, fmt.Errorf("container %s: list processes: %w", c.st.ID, err)
+		}
+		return pids, nil
+	}
+	if c.Status() == Stopped {
+		return nil, nil
+	}
+	if ns, ok := c.st.Config.NamespaceOf(NEWPID); !ok || ns.Path != "" {
+		return []int{c.st.InitPid}, nil
+	}
+	pids, err := pidnsMembers(c.st.InitPid)
+	if len(pids) == 0 && err == nil {
+		// A created container's init is not dumpable yet, so its
+		// namespace cannot be read by the unprivileged caller: it is
+		// alone in it anyway.
+		pids = []int{c.st.InitPid}
+	}
+	return pids, err
+}
+
+// pidnsMembers lists the processes in the pid namespace of init (init
+// included).
+func pidnsMembers(init int) ([]int, error) {
+	var want unix.Stat_t
+	if err := unix.Stat(fmt.Sprintf("/proc/%d/ns/pid", init), &want); err != nil {
+		return nil, nil // init is gone
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat("/proc/"+e.Name()+"/ns/pid", &st) != nil || st.Ino != want.Ino || st.Dev != want.Dev {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
+// Stats returns the cgroup statistics of the container: cpu, memory, pids,
+// block I/O, hugetlb.
+func (c *Container) Stats() (*cgroups.Stats, error) {
+	cg, err := c.needCgroup("measured")
+	if err != nil {
+		return nil, err
+	}
+	st, err := cg.m.GetStats()
+	if err != nil {
+		return nil, fmt.Errorf("container %s: cgroup stats: %w", c.st.ID, err)
+	}
+	return st, nil
+}
+
+// Update replaces the resource limits of a created, running or paused
+// container with r (the complete new set; device rules are kept as they
+// are) and records them in its state.
+func (c *Container) Update(r *cgroups.Resources) error {
+	lock, err := lockDir(c.dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if c.Status() == Stopped {
+		return fmt.Errorf("container %s %w", c.st.ID, ErrNotRunning)
+	}
+	cg, err := c.needCgroup("updated")
+	if err != nil {
+		return err
+	}
+	next := *r
+	next.Devices = nil
+	if old := c.st.Config.Resources; old != nil {
+		next.Devices = old.Devices
+	}
+	next.Freezer = cgroups.Undefined
+	set := next
+	set.Devices = nil
+	set.SkipDevices = true // the device rules never change after create
+	forHost(&set)
+	if err := cg.set(&set, requiredControllers(&set)); err != nil {
+		return fmt.Errorf("update container %s: %w", c.st.ID, err)
+	}
+	st := *c.st
+	cfg := *c.st.Config
+	cfg.Resources = &next
+	st.Config = &cfg
+	if err := writeState(c.dir, &st); err != nil {
+		return err
+	}
+	c.st = &st
+	return nil
+}
+
+// OOMKillCount is how many of the container's processes the kernel's OOM
+// killer has killed; 0 for a container without a memory cgroup.
+func (c *Container) OOMKillCount() (uint64, error) {
+	cg := c.cgroup()
+	if cg == nil {
+		return 0, nil
+	}
+	n, err := cg.oomKills()
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, fmt.Errorf("container %s: read OOM kill count: %w", c.st.ID, err)
+	}
+	return n, nil
+}
+
+// oomAnnotation returns annotations plus OOMKillAnnotation when the OOM
+// killer fired in the container (a copy: the config is not changed).
+func (c *Container) oomAnnotation(annotations map[string]string) map[string]string {
+	n, err := c.OOMKillCount()
+	if err != nil || n == 0 {
+		return annotations
+	}
+	out := make(map[string]string, len(annotations)+1)
+	for k, v := range annotations {
+		out[k] = v
+	}
+	out[OOMKillAnnotation] = strconv.FormatUint(n, 10)
+	return out
+}
+
+// joinCgroup moves pid (a process exec'd into the container) into the
+// container's cgroup; nothing to do for a container without one.
+func (c *Container) joinCgroup(pid int) error {
+	cg := c.cgroup()
+	if cg == nil {
+		return nil
+	}
+	if err := cg.m.AddPid("", pid); err != nil {
+		return fmt.Errorf("join cgroup of container %s: %w", c.st.ID, err)
+	}
+	return nil
+}

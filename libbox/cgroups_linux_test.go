@@ -1,0 +1,285 @@
+package libbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/opencontainers/cgroups"
+	devices "github.com/opencontainers/cgroups/devices/config"
+	"github.com/opencontainers/cgroups/manager"
+	"golang.org/x/sys/unix"
+)
+
+func TestIsSystemdCgroupPath(t *testing.T) {
+	for p, want := range map[string]bool{
+		"system.slice:docker:abc": true,
+		"::abc":                   true,
+		"":                        false,
+		"/libpod_parent/libpod-1": false,
+		"nanobox/c1":              false,
+		"/a:b:c":                  false,
+		"a:b":                     false,
+		"a:b:c:d":                 false,
+	} {
+		if got := IsSystemdCgroupPath(p); got != want {
+			t.Errorf("IsSystemdCgroupPath(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+func TestCgroupSpec(t *testing.T) {
+	denyAll := &devices.Rule{Type: devices.WildcardDevice, Major: devices.Wildcard, Minor: devices.Wildcard, Permissions: "rwm"}
+	res := &cgroups.Resources{Memory: 1 << 26, Devices: []*devices.Rule{denyAll}}
+	cfg := &Config{Resources: res}
+
+	cg, err := cgroupSpec("c1", cfg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No cgroupsPath: named after the container, placed by the library
+	// relative to the caller's cgroup.
+	if cg.Name != "c1" || cg.Path != "" || cg.Parent != "" || cg.Rootless {
+		t.Errorf("empty cgroupsPath: %+v", cg)
+	}
+	// podman's devices list is only "deny all": the defaults follow it.
+	if len(cg.Devices) != 1+len(DefaultDeviceRules) || cg.Devices[0] != denyAll || !reflect.DeepEqual(*cg.Devices[1], DefaultDeviceRules[0]) {
+		t.Errorf("device rules %v", cg.Devices)
+	}
+	if cg.Memory != 1<<26 || cg.Resources == res || len(res.Devices) != 1 {
+		t.Errorf("the config's resources were not copied: %+v", cg.Resources)
+	}
+
+	cfg.CgroupsPath = "/libpod_parent/libpod-abc"
+	if cg, _ = cgroupSpec("c1", cfg, true); cg.Path != "/libpod_parent/libpod-abc" || cg.Name != "" || !cg.Rootless {
+		t.Errorf("absolute cgroupsPath: %+v", cg)
+	}
+	// Rootless: no device rules at all (they cannot be set, and the user
+	// namespace keeps device nodes out).
+	if cg.Devices != nil || !cg.SkipDevices {
+		t.Errorf("rootless device rules %v skip %v", cg.Devices, cg.SkipDevices)
+	}
+
+	cfg.CgroupsPath = "system.slice:nanobox:c1"
+	if _, err := cgroupSpec("c1", cfg, false); err == nil || !strings.Contains(err.Error(), "--systemd-cgroup") {
+		t.Errorf("systemd path: %v", err)
+	}
+
+	// No resources at all still gets the default device rules.
+	if cg, _ = cgroupSpec("c1", &Config{}, false); len(cg.Devices) != len(DefaultDeviceRules) || HasLimits(cg.Resources) {
+		t.Errorf("no resources: %+v", cg.Resources)
+	}
+}
+
+func TestRequiredControllers(t *testing.T) {
+	limit := int64(10)
+	for _, tc := range []struct {
+		r    *cgroups.Resources
+		want []string
+	}{
+		{nil, nil},
+		{&cgroups.Resources{Devices: []*devices.Rule{{Type: 'a'}}, Freezer: cgroups.Frozen}, nil},
+		{&cgroups.Resources{Memory: 1}, []string{"memory"}},
+		{&cgroups.Resources{PidsLimit: &limit, CpuQuota: 1000}, []string{"cpu", "pids"}},
+		{&cgroups.Resources{CpusetCpus: "0", BlkioWeight: 100}, []string{"cpuset", "io"}},
+		{&cgroups.Resources{HugetlbLimit: []*cgroups.HugepageLimit{{Pagesize: "2MB"}}}, []string{"hugetlb"}},
+		{&cgroups.Resources{Unified: map[string]string{"memory.high": "1", "cgroup.max.depth": "2", "io.max": "x"}}, []string{"io", "memory"}},
+		{&cgroups.Resources{NetClsClassid: 1, OomKillDisable: true}, []string{"memory", "net_cls"}},
+	} {
+		if got := requiredControllers(tc.r); !slices.Equal(got, tc.want) {
+			t.Errorf("requiredControllers(%+v) = %v, want %v", tc.r, got, tc.want)
+		}
+	}
+}
+
+// requireCgroupfs skips unless /sys/fs/cgroup holds cgroup hierarchies.
+func requireCgroupfs(t *testing.T) {
+	t.Helper()
+	var st unix.Statfs_t
+	if err := unix.Statfs("/sys/fs/cgroup", &st); err != nil || (st.Type != unix.CGROUP2_SUPER_MAGIC && st.Type != unix.TMPFS_MAGIC) {
+		t.Skip("no cgroup filesystem at /sys/fs/cgroup")
+	}
+}
+
+// TestCgroupPaths checks where each cgroupsPath form lands on this host
+// (v1, hybrid or v2), without creating anything.
+func TestCgroupPaths(t *testing.T) {
+	requireCgroupfs(t)
+	v2 := cgroups.IsCgroup2UnifiedMode()
+	path := func(cgroupsPath string) string {
+		t.Helper()
+		cg, err := cgroupSpec("c1", &Config{CgroupsPath: cgroupsPath}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := manager.New(cg)
+		if err != nil {
+			t.Fatalf("manager for %q: %v", cgroupsPath, err)
+		}
+		if v2 {
+			return m.Path("")
+		}
+		return m.Path("pids")
+	}
+	own, err := cgroups.ParseCgroupFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root, base string
+	if v2 {
+		// Beside our own cgroup: its parent has no processes of its own.
+		root, base = "/sys/fs/cgroup", "/sys/fs/cgroup"+filepath.Dir(own[""])
+	} else {
+		if _, ok := own["pids"]; !ok {
+			t.Skip("no cgroup v1 pids controller")
+		}
+		root, base = "/sys/fs/cgroup/pids", filepath.Join("/sys/fs/cgroup/pids", own["pids"])
+	}
+	for in, want := range map[string]string{
+		"/libpod_parent/libpod-1": root + "/libpod_parent/libpod-1",
+		"/a/../../b":              root + "/b", // cleaned, never above the root
+		"nanobox/x":               filepath.Join(base, "nanobox/x"),
+		"../../escape":            filepath.Join(base, "escape"),
+		"":                        filepath.Join(base, "c1"),
+	} {
+		if got := path(in); got != want {
+			t.Errorf("cgroupsPath %q: %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestApplyCgroup runs the real thing on this host as root: a process is
+// put in a new cgroup with limits, frozen, listed, killed, and the cgroup
+// removed.
+func TestApplyCgroup(t *testing.T) {
+	requireCgroupfs(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	pids := int64(16)
+	id := fmt.Sprintf("nanobox-unit-%d", os.Getpid())
+	cfg := &Config{CgroupsPath: "/" + id, Resources: &cgroups.Resources{Memory: 64 << 20, PidsLimit: &pids, CpuQuota: 20000, CpuPeriod: 100000}}
+	h, err := applyCgroup(id, cfg, false, cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h == nil {
+		t.Fatal("no cgroup as root")
+	}
+	defer h.destroyBestEffort()
+
+	v2 := cgroups.IsCgroup2UnifiedMode()
+	read := func(ctrl, file string) string {
+		t.Helper()
+		dir := h.m.Path(ctrl)
+		if v2 {
+			dir = h.m.Path("")
+		}
+		b, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	if v2 {
+		if got := read("", "memory.max") + " " + read("", "pids.max") + " " + read("", "cpu.max"); got != "67108864 16 20000 100000" {
+			t.Errorf("memory.max pids.max cpu.max = %s", got)
+		}
+	} else {
+		if got := read("memory", "memory.limit_in_bytes") + " " + read("pids", "pids.max") + " " + read("cpu", "cpu.cfs_quota_us"); got != "67108864 16 20000" {
+			t.Errorf("memory, pids, cpu limits = %s", got)
+		}
+		// The devices cgroup is an allow list holding the defaults.
+		list := read("devices", "devices.list")
+		if !strings.Contains(list, "c 1:3 rwm") || !strings.Contains(list, "c 136:* rwm") || strings.Contains(list, "a *:* rwm") {
+			t.Errorf("devices.list:\n%s", list)
+		}
+	}
+
+	// The state stores the paths; reopening them finds the same cgroup.
+	h2 := openCgroup(id, cfg, false, h.paths())
+	if h2 == nil {
+		t.Fatal("openCgroup: nil")
+	}
+	if got, err := h2.pids(); err != nil || !slices.Equal(got, []int{cmd.Process.Pid}) {
+		t.Errorf("pids = %v, %v; want [%d]", got, err, cmd.Process.Pid)
+	}
+	if err := h2.freeze(cgroups.Frozen); err != nil || !h2.frozen() {
+		t.Fatalf("freeze: %v, frozen %v", err, h2.frozen())
+	}
+	// SIGKILL of a frozen cgroup must still kill (v1 needs a thaw).
+	if err := h2.signal(unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != unix.SIGKILL {
+		t.Errorf("sleep ended with %v, want SIGKILL", err)
+	}
+	if h2.frozen() {
+		t.Error("still frozen after the kill")
+	}
+	if n, err := h2.oomKills(); err != nil || n != 0 {
+		t.Errorf("oom kills %d, %v", n, err)
+	}
+	if err := h2.destroy(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range h.paths() {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s left behind: %v", p, err)
+		}
+	}
+}
+
+// A limit whose controller is missing is an error that names it, and the
+// half-made cgroup can be removed.
+func TestApplyCgroupMissingController(t *testing.T) {
+	requireCgroupfs(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	id := fmt.Sprintf("nanobox-unit-miss-%d", os.Getpid())
+	// rdma is rarely mounted on v1 hosts; net_cls does not exist on v2.
+	res := &cgroups.Resources{NetClsClassid: 0x10001}
+	if cgroups.IsCgroup2UnifiedMode() {
+		res = &cgroups.Resources{Unified: map[string]string{"nosuch.max": "1"}}
+	} else if _, err := os.Stat("/sys/fs/cgroup/net_cls"); err == nil {
+		t.Skip("this host mounts net_cls")
+	}
+	h, err := applyCgroup(id, &Config{CgroupsPath: "/" + id, Resources: res}, false, cmd.Process.Pid)
+	if err == nil || !strings.Contains(err.Error(), "controller(s)") {
+		t.Fatalf("error %v, want one naming the missing controller", err)
+	}
+	// As create does: kill the process, then remove the cgroup.
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if h == nil {
+		t.Fatal("no handle to clean up with")
+	}
+	if err := h.destroy(); err != nil {
+		t.Fatal(err)
+	}
+	matches, _ := filepath.Glob("/sys/fs/cgroup/*/" + id)
+	if _, err := os.Stat("/sys/fs/cgroup/" + id); err == nil {
+		matches = append(matches, "/sys/fs/cgroup/"+id)
+	}
+	if len(matches) > 0 {
+		t.Errorf("left behind: %v", matches)
+	}
+}

@@ -1,0 +1,238 @@
+#!/usr/bin/env bats
+# Resource limits through cgroups: memory/OOM, pids, cpu quota, device rules,
+# cgroupsPath forms, cleanup, and the rootless rules. On this repository's
+# hybrid CI host the rootless runs have no cgroup; `make test-cgroup2` runs
+# this file on a pure cgroup v2 kernel, as root and rootless in a delegated
+# subtree.
+
+load helpers
+
+setup() {
+	setup_test
+}
+
+teardown() {
+	teardown_test
+}
+
+@test "cgroups: a memory hog under 64 MiB is OOM-killed and reported" {
+	requires_cgroup
+	# swap equal to the limit: no swap to escape into where the host has some.
+	configure '{"memory": {"limit": 67108864, "swap": 67108864}}' tail /dev/zero
+	runtime run --keep -b "$BUNDLE" "$CID"
+	[ "$status" -eq 137 ]
+	[[ "$output" == *"OOM killer killed"*"memory limit 64 MiB"* ]]
+
+	runtime_ok state "$CID"
+	[ "$(jq -r '.status' <<<"$output")" = stopped ]
+	[ "$(jq -r '.annotations["org.nanobox.oom-kills"]' <<<"$output")" -ge 1 ]
+
+	runtime_ok events "$CID"
+	[[ "$output" == *'{"type":"oom","id":"'"$CID"'"}'* ]]
+	runtime_ok delete "$CID"
+}
+
+@test "cgroups: a fork bomb under pids.limit 20 is held" {
+	requires_cgroup
+	configure '{"pids": {"limit": 20}}' sh -c 'bomb() { bomb | bomb & }; bomb; sleep 1000'
+	start_detached
+	local cg
+	cg=$(cgroup_path "$(ctr_pid)" pids)
+	[ "$(cat "$cg/pids.max")" = 20 ]
+	sleep 1
+	runtime_ok events --stats "$CID"
+	local current
+	current=$(jq '.data.pids.current' <<<"$output")
+	[ "$current" -le 20 ] && [ "$current" -ge 2 ]
+	[ "$(jq '.data.pids.limit' <<<"$output")" = 20 ]
+	# The runtime still controls it: everything dies, the cgroup goes.
+	runtime_ok kill --all "$CID" KILL
+	wait_for_status "$CID" stopped
+	runtime_ok delete "$CID"
+	[ ! -e "$cg" ]
+}
+
+@test "cgroups: a cpu quota of 10% slows a busy loop" {
+	requires_cgroup
+	configure '{"cpu": {"quota": 10000, "period": 100000}}' sh -c 'while :; do :; done'
+	start_detached
+	sleep 0.3
+	local u0 u1 t0 t1 ratio
+	u0=$(cpu_usage_ns "$CID")
+	t0=$(date +%s%N)
+	sleep 1
+	u1=$(cpu_usage_ns "$CID")
+	t1=$(date +%s%N)
+	# CPU time over wall time, in percent: about 10, and far from the
+	# 100 an unlimited loop gets.
+	ratio=$(((u1 - u0) * 100 / (t1 - t0)))
+	echo "busy loop used ${ratio}% of one CPU"
+	[ "$ratio" -lt 50 ]
+	[ "$ratio" -gt 0 ]
+	if cgroup_v2; then
+		[ "$(cgroup_value "$(ctr_pid)" cpu.max)" = "10000 100000" ]
+	else
+		[ "$(cgroup_value "$(ctr_pid)" - cpu cpu.cfs_quota_us)" = 10000 ]
+	fi
+}
+
+@test "cgroups: podman's deny-all device rule keeps the default devices" {
+	# Device rules are the v1 devices cgroup or the v2 eBPF filter: root only.
+	requires root
+	update_config '.linux.devices = [{"path": "/dev/fuse", "type": "c", "major": 10, "minor": 229, "fileMode": 438}]
+		| .linux.resources.devices = [{"allow": false, "access": "rwm"}] | .linux.cgroupsPath = $p' \
+		"$BUNDLE" --arg p "/libpod_parent/libpod-$CID"
+	run_sh 'echo x > /dev/null && head -c 3 /dev/zero | wc -c && head -c 3 /dev/urandom | wc -c &&
+		head -c 3 /dev/random | wc -c && echo x > /dev/full; exec 3<>/dev/ptmx && echo ptmx
+		exec 4<>/dev/fuse && echo fuse-opened'
+	[ "${lines[0]}" = 3 ] && [ "${lines[1]}" = 3 ] && [ "${lines[2]}" = 3 ]
+	[[ "$output" == *"No space left on device"* ]] # /dev/full is usable
+	[[ "$output" == *ptmx* ]]
+	# A configured node the rules do not allow cannot be opened.
+	[[ "$output" == *"/dev/fuse: Operation not permitted"* ]]
+	[[ "$output" != *fuse-opened* ]]
+
+	set_resources '{"devices": [{"allow": false, "access": "rwm"}, {"allow": true, "type": "c", "major": 10, "minor": 229, "access": "rw"}]}'
+	run_sh 'exec 4<>/dev/fuse && echo fuse-opened'
+	[ "$status" -eq 0 ]
+	[ "$output" = fuse-opened ]
+}
+
+@test "cgroups: cgroupsPath absolute, relative and empty" {
+	requires_cgroup
+	local abs=/nanobox-test/$CID
+	if is_rootless; then
+		# Inside the subtree delegated to the test user.
+		abs=${NANOBOX_TEST_CGROUP_PARENT#/sys/fs/cgroup}/$CID
+	fi
+	local path dir
+	for path in "$abs" "nbx-rel/$CID" ""; do
+		update_config '.linux.cgroupsPath = $p | .process.args = ["sleep", "1000"]' "$BUNDLE" --arg p "$path"
+		start_detached
+		dir=$(cgroup_path "$(ctr_pid)" memory)
+		echo "cgroupsPath '$path': $dir"
+		case "$path" in
+		/*) [[ "$dir" == /sys/fs/cgroup*"$path" ]] ;;
+		?*) [[ "$dir" == /sys/fs/cgroup*/"$path" ]] ;;
+		*) [[ "$dir" == /sys/fs/cgroup*/"$CID" ]] ;;
+		esac
+		runtime_ok delete --force "$CID"
+		[ ! -e "$dir" ]
+	done
+	# Like runc, the runtime leaves the parents it made (on v1, one per
+	# controller); tidy up.
+	find /sys/fs/cgroup -maxdepth 6 -type d \( -name nbx-rel -o -name nanobox-test \) \
+		-exec rmdir {} + 2>/dev/null || true
+}
+
+@test "cgroups: the systemd form of cgroupsPath needs --systemd-cgroup" {
+	update_config '.linux.cgroupsPath = "system.slice:nanobox:abc"'
+	runtime run -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"slice:prefix:name"*"--systemd-cgroup"* ]]
+	runtime --systemd-cgroup run -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *systemd* ]]
+	assert_nothing_left "$CID"
+}
+
+@test "cgroups: delete removes the cgroup after the container was SIGKILLed" {
+	requires_cgroup
+	configure '{"memory": {"limit": 67108864}}' sleep 1000
+	start_detached
+	local pid cg
+	pid=$(ctr_pid)
+	cg=$(cgroup_path "$pid" memory)
+	[ -d "$cg" ]
+	kill -9 "$pid"
+	wait_for_status "$CID" stopped
+	[ -d "$cg" ]
+	runtime_ok delete "$CID"
+	[ ! -e "$cg" ]
+}
+
+@test "cgroups: kill --all signals every process of the cgroup" {
+	requires_cgroup
+	# init ignores TERM; its two children (started before the trap, which
+	# they would inherit) do not.
+	set_cmd 'sleep 1000 & sleep 1000 & trap "" TERM; while :; do sleep 1; done'
+	start_detached
+	retry 50 0.1 eval '[ "$(__runtime ps --format json "$CID" | jq length)" -ge 4 ]'
+	runtime_ok kill --all "$CID" TERM
+	# Left: init and its current `sleep 1`.
+	retry 50 0.1 eval '[ "$(__runtime ps --format json "$CID" | jq length)" -le 2 ]'
+	testcontainer "$CID" running
+	runtime_ok kill --all "$CID" KILL
+	wait_for_status "$CID" stopped
+}
+
+@test "cgroups: kill --all without a pid namespace reaches processes init left behind" {
+	requires root
+	update_config 'del(.linux.namespaces[] | select(.type == "pid"))'
+	set_cmd 'sleep 1000 & sleep 1000 & exec sleep 1000'
+	runtime_ok run -d -b "$BUNDLE" "$CID"
+	retry 50 0.1 eval '[ "$(__runtime ps --format json "$CID" | jq length)" -eq 3 ]'
+	local pids
+	pids=$(__runtime ps --format json "$CID" | jq -r '.[]')
+	runtime_ok kill --all "$CID" KILL
+	wait_for_status "$CID" stopped
+	local p
+	for p in $pids; do
+		wait_pid_gone "$p"
+	done
+	runtime_ok delete "$CID"
+}
+
+@test "cgroups: rootless without a delegated subtree: a limit is a clear error, no limit runs" {
+	requires rootless
+	configure '{"memory": {"limit": 67108864}, "pids": {"limit": 20}}' true
+	if can_have_cgroup; then
+		# In the VM: start the runtime outside the delegated subtree.
+		run_outside_delegation run -b "$BUNDLE" "$CID"
+	else
+		runtime run -b "$BUNDLE" "$CID"
+	fi
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"limits in linux.resources (memory, pids) need a cgroup"* ]]
+	[[ "$output" == *"run as root"*"delegated"* ]]
+	assert_nothing_left "$CID"
+
+	update_config 'del(.linux.resources) | .process.args = ["sh", "-c", "echo ran"]'
+	if can_have_cgroup; then
+		run_outside_delegation run -b "$BUNDLE" "$CID"
+	else
+		runtime run -b "$BUNDLE" "$CID"
+	fi
+	[ "$status" -eq 0 ]
+	[ "$output" = ran ]
+}
+
+# run_outside_delegation ARGS...: `runtime ARGS` from the root cgroup, where
+# the unprivileged user may not create cgroups.
+run_outside_delegation() {
+	RUNTIME_CALLS=$((RUNTIME_CALLS + 1))
+	status=0
+	output=$(
+		echo "$BASHPID" >/sys/fs/cgroup/cgroup.procs
+		timeout -k 5 "$RUNTIME_TIMEOUT" "${AS_USER[@]}" "$RUNTIME" --root "$ROOT" "$@" </dev/null 2>&1
+	) || status=$?
+	echo "\$ (root cgroup) $(basename "$RUNTIME") $* (status $status)"
+	echo "$output"
+}
+
+@test "cgroups: a limit the host cannot enforce fails create and leaves no cgroup" {
+	requires_cgroup
+	if cgroup_v2; then
+		set_resources '{"unified": {"nosuch.max": "1"}}'
+	elif [[ ! -d /sys/fs/cgroup/hugetlb && -d /sys/kernel/mm/hugepages/hugepages-2048kB ]]; then
+		# The hybrid layout: hugetlb only on the cgroup2 mount.
+		set_resources '{"hugepageLimits": [{"pageSize": "2MB", "limit": 4194304}]}'
+	else
+		skip "no controller missing on this host"
+	fi
+	runtime run -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"need the cgroup"*"controller(s)"* ]]
+	assert_nothing_left "$CID"
+	[ -z "$(find /sys/fs/cgroup -maxdepth 8 -type d -name "$CID")" ]
+}

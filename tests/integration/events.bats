@@ -1,0 +1,63 @@
+#!/usr/bin/env bats
+# events: runc-style JSON of resource usage, and "oom" events.
+
+load helpers
+
+setup() {
+	setup_test
+}
+
+teardown() {
+	teardown_test
+}
+
+@test "events --stats returns numbers" {
+	requires_cgroup
+	configure '{"memory": {"limit": 67108864}, "pids": {"limit": 20}}' \
+		sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 1000'
+	start_detached
+	sleep 0.5
+	runtime_ok events --stats "$CID"
+	[ "${#lines[@]}" -eq 1 ]
+	jq -e --arg id "$CID" '.type == "stats" and .id == $id' <<<"$output"
+	jq -e '.data.memory.usage.usage > 0 and .data.memory.usage.limit == 67108864' <<<"$output"
+	jq -e '.data.cpu.usage.total > 0 and (.data.cpu.usage.user + .data.cpu.usage.kernel) > 0' <<<"$output"
+	jq -e '.data.pids.current >= 1 and .data.pids.limit == 20' <<<"$output"
+}
+
+@test "events streams stats every --interval until the container stops" {
+	requires_cgroup
+	run_detached
+	runtime_bg events --interval 200ms "$CID"
+	# Until a few events arrived (slow under emulation), then stop it.
+	retry 100 0.1 eval '[ "$(grep -c "\"type\":\"stats\"" "$RUNTIME_BG_OUT")" -ge 3 ]'
+	runtime_ok kill "$CID" KILL
+	wait_bg
+	[ "$status" -eq 0 ]
+	jq -se --arg id "$CID" 'length >= 3 and all(.type == "stats" and .id == $id)' <<<"$output"
+	testcontainer "$CID" stopped
+}
+
+@test "events reports an OOM kill" {
+	requires_cgroup
+	configure '{"memory": {"limit": 67108864, "swap": 67108864}}' sh -c 'sleep 1; tail /dev/zero'
+	start_detached
+	runtime_ok events --interval 10s "$CID"
+	[[ "$output" == *'{"type":"oom","id":"'"$CID"'"}'* ]]
+	testcontainer "$CID" stopped
+}
+
+@test "events: bad arguments, and a container without a cgroup" {
+	runtime events --interval 0s "$CID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"must be positive"* ]]
+	runtime events --stats nosuchcontainer
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"does not exist"* ]]
+	if ! can_have_cgroup; then
+		run_detached
+		runtime events --stats "$CID"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"has no cgroup"* ]]
+	fi
+}
