@@ -245,25 +245,7 @@ func initExec(sock *syncSocket, ec *execConfig) error {
 		return err
 	}
 	p := ec.Process
-	if p.Terminal {
-		if err := setupConsole(ec.ConsoleSocketFd, p, false); err != nil {
-			return fmt.Errorf("set up console: %w", err)
-		}
-	} else if ec.ConsoleSocketFd >= 0 {
-		_ = unix.Close(ec.ConsoleSocketFd)
-	}
-	filters, err := prepareFilters(sock, p, ec.Seccomp, ec.Landlock)
-	if err != nil {
-		return err
-	}
-	env, err := setupProcess(p, ec.Rootless)
-	if err != nil {
-		return err
-	}
-	if err := chdirChecked(p.Cwd); err != nil {
-		return err
-	}
-	path, err := lookPath(p.Args[0], env, p.Cwd)
+	filters, path, env, err := prepareProcess(sock, p, ec.ConsoleSocketFd, false, ec.Rootless, ec.Seccomp, ec.Landlock)
 	if err != nil {
 		return err
 	}

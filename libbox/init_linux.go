@@ -122,15 +122,8 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		}
 	}
 	p := &cfg.Process
-	if p.Terminal {
-		if ic.ConsoleSocketFd < 0 {
-			return errors.New("process.terminal is true but no console socket was given: use --console-socket")
-		}
-		if err := setupConsole(ic.ConsoleSocketFd, p, ic.NewMountNS); err != nil {
-			return fmt.Errorf("set up console: %w", err)
-		}
-	} else if ic.ConsoleSocketFd >= 0 {
-		_ = unix.Close(ic.ConsoleSocketFd)
+	if p.Terminal && ic.ConsoleSocketFd < 0 {
+		return errors.New("process.terminal is true but no console socket was given: use --console-socket")
 	}
 	if ic.NewMountNS {
 		// runc creates a missing cwd; after pivot_root the path can only
@@ -139,22 +132,7 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			return fmt.Errorf("create cwd %s: %w", p.Cwd, err)
 		}
 	}
-	// After the mounts (Landlock paths are container paths), before the
-	// credentials change; see filters_linux.go for the order.
-	filters, err := prepareFilters(sock, p, cfg.Seccomp, cfg.Landlock)
-	if err != nil {
-		return err
-	}
-	env, err := setupProcess(p, cfg.Rootless)
-	if err != nil {
-		return err
-	}
-	if err := chdirChecked(p.Cwd); err != nil {
-		return err
-	}
-	// Resolved as the process's own user, before ready, so that a missing
-	// or non-executable program fails create, as in runc.
-	path, err := lookPath(p.Args[0], env, p.Cwd)
+	filters, path, env, err := prepareProcess(sock, p, ic.ConsoleSocketFd, ic.NewMountNS, cfg.Rootless, cfg.Seccomp, cfg.Landlock)
 	if err != nil {
 		return err
 	}
@@ -181,6 +159,36 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		return err
 	}
 	return finalExec(path, p.Args, env)
+}
+
+// prepareProcess is what init and an exec'd process share before execve:
+// the terminal, the filters (after the mounts: Landlock paths are container
+// paths; before the credentials change: see filters_linux.go), credentials
+// and capabilities, the cwd, and the program's path, resolved as the
+// process's own user so that a missing or non-executable program fails
+// create or exec, as in runc.
+func prepareProcess(sock *syncSocket, p *Process, consoleFd int, bindConsole, rootless bool, sc *Seccomp, ll *Landlock) (_ *filters, path string, env []string, err error) {
+	if p.Terminal {
+		if err := setupConsole(consoleFd, p, bindConsole); err != nil {
+			return nil, "", nil, fmt.Errorf("set up console: %w", err)
+		}
+	} else if consoleFd >= 0 {
+		_ = unix.Close(consoleFd)
+	}
+	f, err := prepareFilters(sock, p, sc, ll)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if env, err = setupProcess(p, rootless); err != nil {
+		return nil, "", nil, err
+	}
+	if err := chdirChecked(p.Cwd); err != nil {
+		return nil, "", nil, err
+	}
+	if path, err = lookPath(p.Args[0], env, p.Cwd); err != nil {
+		return nil, "", nil, err
+	}
+	return f, path, env, nil
 }
 
 // chdirChecked enters the process's cwd and makes sure it is inside the
