@@ -209,15 +209,18 @@ func chdirChecked(cwd string) error {
 }
 
 // waitForStart blocks until `start` writes a byte into the exec fifo, which
-// init holds open read-write (so the read cannot see EOF).
+// init holds open read-write (so the read cannot see EOF). The fd stays
+// open, close-on-exec: `start` waits for it to close at execve.
 func waitForStart(fifoFd int) error {
+	// Not inherited by startContainer hooks: one that lingered would keep
+	// `start` waiting.
+	unix.CloseOnExec(fifoFd)
 	var b [1]byte
 	for {
 		n, err := unix.Read(fifoFd, b[:])
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
-		_ = unix.Close(fifoFd)
 		if err != nil {
 			return fmt.Errorf("read exec fifo: %w", err)
 		}
