@@ -219,10 +219,22 @@ func (c *Container) Start() error {
 		}
 		return fmt.Errorf("open exec fifo: %w", err)
 	}
-	_, err = unix.Write(fd, []byte{'1'})
-	unix.Close(fd)
-	if err != nil {
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, []byte{'1'}); err != nil {
 		return fmt.Errorf("container %s: signal init to start: %w", c.st.ID, err)
+	}
+	// init keeps its end open, close-on-exec, until execve of the program:
+	// the fifo has no reader left (POLLERR) once the program runs (or init
+	// died). Waiting for that makes start return after the program was
+	// executed, so poststart hooks run after it, as the runtime spec says.
+	fds := []unix.PollFd{{Fd: int32(fd)}}
+	for {
+		if _, err := unix.Poll(fds, -1); err != nil && !errors.Is(err, unix.EINTR) {
+			return fmt.Errorf("container %s: wait for the program to start: %w", c.st.ID, err)
+		}
+		if fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
+			break
+		}
 	}
 	// The fifo's absence is what marks the container as running.
 	if err := os.Remove(fifo); err != nil {
