@@ -14,6 +14,7 @@ require (
 )
 
 require (
+	cyphar.com/go-pathrs v0.2.5 // indirect
 	github.com/cilium/ebpf v0.17.3 // indirect
 	github.com/coreos/go-systemd/v22 v22.6.0 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
@@ -21,7 +22,7 @@ require (
 	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/moby/profiles/seccomp v0.3.0
 	github.com/moby/sys/userns v0.1.0 // indirect
-	github.com/opencontainers/cgroups v0.1.0 // indirect
+	github.com/opencontainers/cgroups v0.1.0
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
 	github.com/seccomp/libseccomp-golang v0.11.1
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect

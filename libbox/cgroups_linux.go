@@ -220,11 +220,10 @@ func applyCgroup(id string, cfg *Config, rootless bool, pid int) (*cgroupHandle,
 		if len(need) > 0 {
 			return h, rootlessCgroupError(need, m, cg, err)
 		}
-		// No cgroup, and none needed. On v1, the hierarchies the user
-		// could join (chowned to it by hand) still hold the container.
-		if !cgroups.IsCgroup2UnifiedMode() && len(m.GetPaths()) > 0 {
-			return h, nil
-		}
+		// No cgroup, and none needed: run without one. (The manager keeps
+		// paths it never created, e.g. the skipped devices cgroup, so
+		// none of them is kept either.)
+		_ = m.Destroy()
 		return nil, nil
 	}
 	return h, h.set(cg.Resources, need)

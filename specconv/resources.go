@@ -78,7 +78,7 @@ func applyResources(out *cgroups.Resources, r *specs.LinuxResources, create bool
 			}
 		}
 		if out.Memory > 0 && out.MemorySwap > 0 && out.MemorySwap < out.Memory {
-			return fmt.Errorf("linux.resources.memory.swap %d is below the limit %d: swap is the limit for memory plus swap", out.MemorySwap, out.Memory)
+			return fmt.Errorf("linux.resources.memory.swap %d is below the limit %d: swap is the limit for memory plus swap, so raise it with the limit (update --memory-swap)", out.MemorySwap, out.Memory)
 		}
 		if m.Swappiness != nil && *m.Swappiness != ^uint64(0) { // -1 as uint64 is "not set" (docker)
 			if *m.Swappiness > 100 {

@@ -1,0 +1,19 @@
+package main
+
+import "testing"
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{
+		"0": 0, "1024": 1024, "64m": 64 << 20, "64M": 64 << 20, "64mb": 64 << 20, "64MiB": 64 << 20,
+		"2g": 2 << 30, "1t": 1 << 40, "512k": 512 << 10, "-1": -1, " 10 ": 10,
+	} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "lots", "-2", "1.5g", "m", "99999999999t"} {
+		if got, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q) = %d, want an error", in, got)
+		}
+	}
+}
