@@ -176,7 +176,7 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 		InitPid:       p.pid,
 		InitStartTime: p.startTime,
 		Created:       p.created,
-		Owner:         ownerName(),
+		Owner:         p.owner,
 		Config:        cfg,
 		CgroupPaths:   p.cgroup.paths(),
 	}
@@ -440,6 +440,7 @@ type initProcess struct {
 	pid       int
 	startTime uint64
 	created   time.Time
+	owner     string
 	// cgroup is the container's cgroup; nil when it runs without one.
 	cgroup *cgroupHandle
 }
@@ -578,6 +579,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (p *ini
 	}
 	p.startTime = ps.StartTime
 	p.created = time.Now().UTC()
+	p.owner = ownerName()
 
 	// init unshares its cgroup namespace as soon as it has the config, so
 	// it must be in its cgroup (limits set) before the config is sent.
@@ -599,7 +601,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (p *ini
 		Bundle:      cfg.Bundle,
 		Rootfs:      cfg.Rootfs,
 		Created:     p.created,
-		Owner:       ownerName(),
+		Owner:       p.owner,
 		Annotations: cfg.Annotations,
 	}
 	ic.State = marshalState(state)
