@@ -76,6 +76,11 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			return fmt.Errorf("unshare cgroup namespace: %w", err)
 		}
 	}
+	if !cfg.NoNewKeyring {
+		if err := joinSessionKeyring(ic.ID); err != nil {
+			return err
+		}
+	}
 	if ic.NewMountNS {
 		if err := prepareRootfs(cfg); err != nil {
 			return fmt.Errorf("prepare rootfs: %w", err)
@@ -297,6 +302,38 @@ func loopbackUp() error {
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
 		return fmt.Errorf("bring up lo: %w", err)
+	}
+	return nil
+}
+
+// joinSessionKeyring gives init a new session keyring of its own, as runc
+// does unless --no-new-keyring: otherwise the container would share the
+// caller's session keyring and the keys in it. Kernels without keyrings
+// (ENOSYS) are skipped.
+func joinSessionKeyring(id string) error {
+	key, err := unix.KeyctlJoinSessionKeyring("_ses." + id)
+	if errors.Is(err, unix.ENOSYS) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("join a new session keyring (or use --no-new-keyring): %w", err)
+	}
+	// Searchable and viewable by its possessor and user, as in runc
+	// (perm |= 0x080f0000).
+	desc, err := unix.KeyctlString(unix.KEYCTL_DESCRIBE, key)
+	if err != nil {
+		return fmt.Errorf("describe session keyring: %w", err)
+	}
+	f := strings.SplitN(desc, ";", 5)
+	if len(f) < 4 {
+		return fmt.Errorf("describe session keyring: unexpected %q", desc)
+	}
+	perm, err := strconv.ParseUint(f[3], 16, 32)
+	if err != nil {
+		return fmt.Errorf("describe session keyring: permissions %q: %w", f[3], err)
+	}
+	if err := unix.KeyctlSetperm(key, uint32(perm)|0x080f0000); err != nil {
+		return fmt.Errorf("set session keyring permissions: %w", err)
 	}
 	return nil
 }

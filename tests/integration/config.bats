@@ -223,3 +223,15 @@ status_field() {
 	[[ "$output" == *intelRdt* ]]
 	assert_nothing_left "$CID"
 }
+
+@test "config: init joins a new session keyring _ses.<id>; --no-new-keyring keeps the caller's" {
+	update_config '.linux.maskedPaths -= ["/proc/keys"]'
+	set_args sh -c 'grep -c " keyring *_ses\.'"$CID"':" /proc/keys || true'
+	runtime run -b "$BUNDLE" "$CID"
+	[ "$status" -eq 0 ]
+	[ "$output" = 1 ]
+	set_args sh -c 'grep -c " keyring *_ses\.'"$CID"'-2:" /proc/keys || true'
+	runtime run --no-new-keyring -b "$BUNDLE" "$CID-2"
+	[ "$status" -eq 0 ]
+	[ "$output" = 0 ]
+}
