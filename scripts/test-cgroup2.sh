@@ -42,6 +42,9 @@ filter=()
 [[ -z "$FILTER" ]] || filter=(--filter "$FILTER")
 cp -a "$NANOBOX_HOST_BUSYBOX" /tmp/busybox-rootfs
 export NANOBOX_BUSYBOX_CACHE=/tmp/busybox-rootfs
+# The client stage runs with the default suites (no arguments), or when asked.
+clients=${CGROUP2_CLIENTS:-}
+[[ $# -gt 0 ]] || clients=1
 [[ $# -gt 0 ]] || set -- "${DEFAULT_SUITES[@]}"
 suites=()
 for f in "$@"; do
@@ -61,7 +64,7 @@ tests/integration/run.sh --mode root "${filter[@]}" "${suites[@]}" || rc=1
 # tests whose outcome depends on the cgroup version (limits, update through
 # the API, pause). The rest of the client suites runs on the host; here a
 # test costs 10-160 s. CLIENTS_FILTER='' runs both suites whole.
-if [[ "$#" -eq 0 || -n "${CGROUP2_CLIENTS:-}" ]]; then
+if [[ -n "$clients" ]]; then
 	CLIENTS_FILTER=${CLIENTS_FILTER-'podman run --rm: output|podman update --memory|podman pause|podman run --pids-limit|ctr run --rm --runc-binary|containerd Update through the API|ctr task pause|ctr run with a pids limit'}
 	cfilter=()
 	[[ -z "$CLIENTS_FILTER" ]] || cfilter=(--filter "$CLIENTS_FILTER")
