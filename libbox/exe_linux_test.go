@@ -1,0 +1,50 @@
+package libbox
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// The last-resort copy must be sealed: no write, no resize, no new seals,
+// whatever the caller's privileges (CVE-2019-5736).
+func TestMemfdCopyIsSealed(t *testing.T) {
+	self, err := os.Open("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer self.Close()
+	f, err := memfdCopy(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var a, b unix.Stat_t
+	if err := unix.Fstat(int(self.Fd()), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Fstat(int(f.Fd()), &b); err != nil {
+		t.Fatal(err)
+	}
+	if a.Size != b.Size {
+		t.Fatalf("copy is %d bytes, binary %d", b.Size, a.Size)
+	}
+	// Reopened for writing through /proc, as an attacker would.
+	w, err := os.OpenFile("/proc/self/fd/"+strconv.Itoa(int(f.Fd())), os.O_WRONLY, 0)
+	if err == nil {
+		_, err = w.Write([]byte("x"))
+		w.Close()
+	}
+	if !errors.Is(err, unix.EPERM) {
+		t.Fatalf("write to the sealed copy: %v, want EPERM", err)
+	}
+	if err := unix.Ftruncate(int(f.Fd()), 0); !errors.Is(err, unix.EPERM) {
+		t.Fatalf("truncate of the sealed copy: %v, want EPERM", err)
+	}
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, 0); !errors.Is(err, unix.EPERM) {
+		t.Fatalf("adding seals: %v, want EPERM (F_SEAL_SEAL)", err)
+	}
+}
