@@ -68,11 +68,11 @@ func execProcess(c *cli.Context) (int, error) {
 		return 0, err
 	}
 	detach := c.Bool("detach")
-	n := c.Int("preserve-fds")
-	if n < 0 {
-		return 0, fmt.Errorf("--preserve-fds %d: must not be negative", n)
+	extra, err := preservedFiles(c.Int("preserve-fds"))
+	if err != nil {
+		return 0, err
 	}
-	opts := libbox.ExecOpts{PreserveFDs: n, IgnorePaused: c.Bool("ignore-paused")}
+	opts := libbox.ExecOpts{ExtraFiles: extra, IgnorePaused: c.Bool("ignore-paused")}
 	var ttyPeer *os.File
 	if p.Terminal {
 		if path := c.String("console-socket"); path != "" {

@@ -113,14 +113,14 @@ func createContainer(c *cli.Context, consoleSocket *os.File) (*libbox.Container,
 	if err != nil {
 		return nil, err
 	}
-	n := c.Int("preserve-fds")
-	if n < 0 {
-		return nil, fmt.Errorf("--preserve-fds %d: must not be negative", n)
+	extra, err := preservedFiles(c.Int("preserve-fds"))
+	if err != nil {
+		return nil, err
 	}
 	if !cfg.Process.Terminal {
 		consoleSocket = nil
 	}
-	opts := libbox.CreateOpts{PreserveFDs: n, ConsoleSocket: consoleSocket}
+	opts := libbox.CreateOpts{ExtraFiles: extra, ConsoleSocket: consoleSocket}
 	if path := c.String("console-socket"); path != "" && consoleSocket == nil {
 		if !cfg.Process.Terminal {
 			return nil, errors.New("--console-socket given but process.terminal is false in config.json")
@@ -147,6 +147,23 @@ func createContainer(c *cli.Context, consoleSocket *os.File) (*libbox.Container,
 		}
 	}
 	return ctr, nil
+}
+
+// preservedFiles are the descriptors --preserve-fds N passes on: this
+// process's fds 3..3+N-1, which the CLI owns (the library takes files, as
+// os/exec does, and never wraps descriptors it was not given).
+func preservedFiles(n int) ([]*os.File, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("--preserve-fds %d: must not be negative", n)
+	}
+	files := make([]*os.File, 0, n)
+	for fd := 3; fd < 3+n; fd++ {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			return nil, fmt.Errorf("--preserve-fds %d: fd %d is not open: %w", n, fd, err)
+		}
+		files = append(files, os.NewFile(uintptr(fd), "preserved-fd-"+strconv.Itoa(fd)))
+	}
+	return files, nil
 }
 
 // dialConsoleSocket connects to the caller's console socket.

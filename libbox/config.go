@@ -82,10 +82,6 @@ type Config struct {
 	// limit. DefaultDeviceRules are always allowed after the rules given
 	// here. Limits that cannot be enforced fail the create.
 	Resources *cgroups.Resources `json:"resources,omitempty"`
-
-	// Rootless is true when the runtime runs without root on the host; it
-	// changes defaults (no device nodes, bind-mounted /dev entries instead).
-	Rootless bool `json:"rootless,omitempty"`
 }
 
 // NamespaceType names a Linux namespace the way the OCI spec does.

@@ -22,7 +22,9 @@ import (
 type Runtime struct {
 	// Root is the state directory (e.g. /run/nanobox-runc).
 	Root string
-	// Rootless is true when the runtime runs without root on the host.
+	// Rootless is true when the runtime runs without root on the host. It
+	// is the one place the mode is decided: init, exec and the cgroup code
+	// all take it from here.
 	Rootless bool
 }
 
@@ -38,8 +40,10 @@ type CreateOpts struct {
 	// ConsoleSocket is a connected AF_UNIX socket the pty master is sent
 	// over when the process has a terminal.
 	ConsoleSocket *os.File
-	// PreserveFDs passes the caller's fds 3..3+N-1 to the process.
-	PreserveFDs int
+	// ExtraFiles are passed to the process as fds 3, 4, ... (as in
+	// os/exec.Cmd). They stay the caller's: the runtime neither closes them
+	// nor keeps them past Create.
+	ExtraFiles []*os.File
 	// Stdin, Stdout, Stderr of init; nil means the caller's own.
 	Stdin, Stdout, Stderr *os.File
 }
@@ -498,10 +502,8 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (p *ini
 	defer sock.Close()
 
 	files := []*os.File{stdio(opts.Stdin, os.Stdin), stdio(opts.Stdout, os.Stdout), stdio(opts.Stderr, os.Stderr)}
-	for i := 0; i < opts.PreserveFDs; i++ {
-		files = append(files, os.NewFile(uintptr(3+i), "preserved-fd"))
-	}
-	ic := &initConfig{Config: cfg, ID: id, PreserveFds: opts.PreserveFDs, ConsoleSocketFd: -1}
+	files = append(files, opts.ExtraFiles...)
+	ic := &initConfig{Config: cfg, ID: id, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1, Rootless: r.Rootless}
 	add := func(f *os.File) int { files = append(files, f); return len(files) - 1 }
 	syncFd := add(childSock)
 	ic.FifoFd = add(fifoFile)

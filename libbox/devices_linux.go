@@ -57,7 +57,9 @@ func (r *rootfsMounter) setupDev() error {
 	// Device modes are exact: mknodat and mkfifoat apply the umask.
 	old := unix.Umask(0)
 	defer unix.Umask(old)
-	bindOnly := r.cfg.Rootless || r.userns
+	// In a user namespace mknod of a device is refused; elsewhere an EPERM
+	// (an unprivileged runtime, an LSM) falls back to the same bind.
+	bindOnly := r.userns
 	for _, d := range containerDevices(r.cfg) {
 		if err := r.createDevice(d, bindOnly); err != nil {
 			return err

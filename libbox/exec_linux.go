@@ -17,8 +17,9 @@ import (
 type ExecOpts struct {
 	// ConsoleSocket receives the pty master when the process has a terminal.
 	ConsoleSocket *os.File
-	// PreserveFDs passes the caller's fds 3..3+N-1 to the process.
-	PreserveFDs int
+	// ExtraFiles are passed to the process as fds 3, 4, ... (as in
+	// os/exec.Cmd); they stay the caller's.
+	ExtraFiles []*os.File
 	// Stdin, Stdout, Stderr of the process; nil means the caller's own.
 	Stdin, Stdout, Stderr *os.File
 	// IgnorePaused allows exec into a paused container.
@@ -99,12 +100,10 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 	defer sock.Close()
 
 	files := []*os.File{stdio(opts.Stdin, os.Stdin), stdio(opts.Stdout, os.Stdout), stdio(opts.Stderr, os.Stderr)}
-	for i := 0; i < opts.PreserveFDs; i++ {
-		files = append(files, os.NewFile(uintptr(3+i), "preserved-fd"))
-	}
+	files = append(files, opts.ExtraFiles...)
 	cfg := c.st.Config
 	ec := &execConfig{
-		Process: p, Rootless: c.rt.Rootless, PreserveFds: opts.PreserveFDs, ConsoleSocketFd: -1,
+		Process: p, Rootless: c.rt.Rootless, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1,
 		Seccomp: cfg.Seccomp, Landlock: cfg.Landlock,
 	}
 	if cfg.Seccomp != nil {

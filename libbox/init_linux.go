@@ -137,7 +137,7 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			return fmt.Errorf("create cwd %s: %w", p.Cwd, err)
 		}
 	}
-	filters, path, env, err := prepareProcess(sock, p, ic.ConsoleSocketFd, ic.NewMountNS, cfg.Rootless, cfg.Seccomp, cfg.Landlock)
+	filters, path, env, err := prepareProcess(sock, p, ic.ConsoleSocketFd, ic.NewMountNS, ic.Rootless, cfg.Seccomp, cfg.Landlock)
 	if err != nil {
 		return err
 	}

@@ -654,7 +654,6 @@ func TestRootfsDevSymlinkToHost(t *testing.T) {
 				Process:     Process{Terminal: true},
 			}
 			if userns {
-				cfg.Rootless = true
 				cfg.Namespaces = []Namespace{{Type: NEWUSER}, {Type: NEWNS}, {Type: NEWPID}}
 			}
 			res := runRootfsHelper(t, rootfsScenario{
@@ -850,7 +849,6 @@ func TestRootfsUserNamespace(t *testing.T) {
 	res := runRootfsHelper(t, rootfsScenario{
 		Config: Config{
 			Rootfs:        rootfs,
-			Rootless:      true,
 			Namespaces:    []Namespace{{Type: NEWUSER}, {Type: NEWNS}, {Type: NEWPID}},
 			Mounts:        mounts,
 			MaskedPaths:   []string{"/secret.txt"},

@@ -72,6 +72,8 @@ type initConfig struct {
 	ConsoleSocketFd int `json:"consoleSocketFd"` // -1: none
 	ExeFd           int `json:"exeFd"`
 	PreserveFds     int `json:"preserveFds"`
+	// Rootless is the runtime's mode (Runtime.Rootless).
+	Rootless bool `json:"rootless,omitempty"`
 	// NewMountNS, NewUTSNS: whether init made these namespaces itself
 	// (false when it joined an existing one or shares the host's).
 	NewMountNS bool `json:"newMountNS"`

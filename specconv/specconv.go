@@ -90,7 +90,6 @@ func FromSpec(spec *specs.Spec, opts Options) (*libbox.Config, error) {
 		Domainname:   spec.Domainname,
 		NoPivotRoot:  opts.NoPivotRoot,
 		NoNewKeyring: opts.NoNewKeyring,
-		Rootless:     opts.Rootless,
 	}
 	if c.Rootfs, err = rootfsPath(spec.Root, bundle); err != nil {
 		return nil, err
