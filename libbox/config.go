@@ -23,6 +23,11 @@ type Config struct {
 	Bundle string `json:"bundle,omitempty"`
 	// Rootfs is the absolute host path of the container's root filesystem.
 	Rootfs string `json:"rootfs"`
+	// RootfsTmpfs, when set, mounts a new tmpfs on Rootfs (any existing
+	// directory: it is only covered, in the container's mount namespace)
+	// before every other mount, so that Mounts build the root from nothing:
+	// a sandbox without a bundle (rootfs_tmpfs_linux.go).
+	RootfsTmpfs *TmpfsRoot `json:"rootfsTmpfs,omitempty"`
 	// Readonlyfs remounts the root read-only after set-up.
 	Readonlyfs bool `json:"readonlyfs,omitempty"`
 	// RootPropagation is the mount propagation (MS_SHARED, MS_SLAVE,

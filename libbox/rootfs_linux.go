@@ -2,8 +2,9 @@ package libbox
 
 // The container's root filesystem, in the order init sets it up:
 //
-//	prepareRootfs   before pivot_root: propagation of /, the rootfs bind,
-//	                cfg.Mounts, then /dev (devices_linux.go)
+//	prepareRootfs   before pivot_root: propagation of /, a tmpfs root
+//	                (rootfs_tmpfs_linux.go), the rootfs bind, cfg.Mounts,
+//	                then /dev (devices_linux.go)
 //	pivotRootfs     pivot_root(2), or MS_MOVE + chroot with NoPivotRoot
 //	finalizeRootfs  after pivot_root: sysctls, read-only and masked paths,
 //	                read-only /, propagation of / again
@@ -100,6 +101,11 @@ func prepareRootfs(cfg *Config) error {
 	}
 	if err := unix.Mount("", "/", "", uintptr(prop), ""); err != nil {
 		return &mountError{op: "set propagation of", target: "/", err: err}
+	}
+	if cfg.RootfsTmpfs != nil {
+		if err := mountTmpfsRoot(path, cfg.RootfsTmpfs); err != nil {
+			return err
+		}
 	}
 	if err := makeParentMountPrivate(path); err != nil {
 		return err
