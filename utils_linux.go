@@ -205,10 +205,11 @@ func writePidFile(path string, pid int) error {
 	return nil
 }
 
-// parseSignal accepts "TERM", "SIGTERM", "sigterm" and "15".
+// parseSignal accepts "TERM", "SIGTERM", "sigterm" and "15"; 0, as in
+// kill(2) and runc, only checks that the container's init is there.
 func parseSignal(s string) (unix.Signal, error) {
 	if n, err := strconv.Atoi(s); err == nil {
-		if n <= 0 || n > 64 {
+		if n < 0 || n > 64 {
 			return 0, fmt.Errorf("invalid signal number %d", n)
 		}
 		return unix.Signal(n), nil

@@ -266,24 +266,36 @@ func (c *Container) pidfd() (int, error) {
 	fd, err := unix.PidfdOpen(c.st.InitPid, 0)
 	if err != nil {
 		if errors.Is(err, unix.ESRCH) {
-			return -1, fmt.Errorf("container %s %w", c.st.ID, ErrNotRunning)
+			return -1, &notRunningError{c.st.ID}
 		}
 		return -1, fmt.Errorf("pidfd_open %d: %w", c.st.InitPid, err)
 	}
 	ps, err := readProcStat(c.st.InitPid)
 	if err != nil || ps.StartTime != c.st.InitStartTime {
 		unix.Close(fd)
-		return -1, fmt.Errorf("container %s %w", c.st.ID, ErrNotRunning)
+		return -1, &notRunningError{c.st.ID}
 	}
 	return fd, nil
 }
 
 // Signal sends sig to init, or with all to every process of the container.
+//
+// As in runc, all on a stopped container is not an error: it still reaches
+// whatever is left in the container's cgroup (processes that outlived init
+// in a pid namespace it did not own). containerd's shim sends `kill --all ID
+// 9` once init has exited, and fails to record the exit if that fails.
 func (c *Container) Signal(sig unix.Signal, all bool) error {
+	cg := c.cgroup()
 	if c.Status() == Stopped {
-		return fmt.Errorf("container %s %w", c.st.ID, ErrNotRunning)
+		if !all {
+			return &notRunningError{c.st.ID}
+		}
+		if cg == nil || !cg.m.Exists() {
+			return nil
+		}
+		return cg.signal(sig)
 	}
-	if cg := c.cgroup(); all && cg != nil {
+	if all && cg != nil {
 		return cg.signal(sig)
 	}
 	if all {
@@ -302,7 +314,7 @@ func (c *Container) Signal(sig unix.Signal, all bool) error {
 	if err := unix.PidfdSendSignal(pidfd, sig, nil, 0); err != nil && !(all && errors.Is(err, unix.ESRCH)) {
 		return fmt.Errorf("signal container %s: %w", c.st.ID, err)
 	}
-	if cg := c.cgroup(); sig == unix.SIGKILL && cg != nil && cg.frozen() {
+	if sig == unix.SIGKILL && cg != nil && cg.frozen() {
 		// A paused container is killed, not left frozen with the kill
 		// pending (the v1 freezer holds even SIGKILLed tasks).
 		_ = cg.freeze(cgroups.Thawed)

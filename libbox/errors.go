@@ -17,3 +17,16 @@ var (
 	ErrNotPaused    = errors.New("is not paused")
 	ErrInvalidState = errors.New("invalid container state")
 )
+
+// notRunningError is ErrNotRunning for a container that can no longer be
+// signalled, worded as runc words it: containerd's shim tells a process that
+// has already exited from a failed kill only by the text "container not
+// running" (or "no such process") in the runtime's error, and reports any
+// other text as a failure of the kill.
+type notRunningError struct{ id string }
+
+func (e *notRunningError) Error() string {
+	return "container not running: " + e.id + " has stopped"
+}
+
+func (e *notRunningError) Is(target error) bool { return target == ErrNotRunning }
