@@ -45,20 +45,10 @@ var DefaultDeviceRules = []devices.Rule{
 	{Type: devices.CharDevice, Major: 136, Minor: devices.Wildcard, Permissions: "rwm", Allow: true}, // /dev/pts/*
 }
 
-// IsSystemdCgroupPath reports whether p has the systemd form
-// "slice:prefix:name", which only a systemd cgroup manager understands.
-func IsSystemdCgroupPath(p string) bool {
-	parts := strings.Split(p, ":")
-	return len(parts) == 3 && !strings.Contains(parts[0], "/")
-}
-
 // cgroupSpec is the library's description of the container's cgroup: its
 // place (Path, or Name beside the caller's own cgroup) and the resources to
 // set. The config's resources are copied, never modified.
 func cgroupSpec(id string, cfg *Config, rootless bool) (*cgroups.Cgroup, error) {
-	if IsSystemdCgroupPath(cfg.CgroupsPath) {
-		return nil, fmt.Errorf("cgroupsPath %q has the systemd form slice:prefix:name, which needs --systemd-cgroup and systemd: use a path such as /nanobox/%s instead", cfg.CgroupsPath, id)
-	}
 	res := &cgroups.Resources{}
 	if cfg.Resources != nil {
 		r := *cfg.Resources
@@ -87,6 +77,12 @@ func cgroupSpec(id string, cfg *Config, rootless bool) (*cgroups.Cgroup, error) 
 		// subtree when rootless), below it on v1: as runc does.
 		cg.Name = id
 	} else {
+		// The library cleans the path ("../" cannot climb out) and
+		// takes a relative one below the caller's own cgroup (on v2,
+		// below its parent), as runc does. That includes the systemd
+		// form "slice:prefix:name", which runc without --systemd-cgroup
+		// uses as one relative cgroup name: containerd's CRI plugin
+		// makes it from any ".slice" parent, even with cgroupfs.
 		cg.Path = cfg.CgroupsPath
 	}
 	return cg, nil

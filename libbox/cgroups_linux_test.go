@@ -17,23 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func TestIsSystemdCgroupPath(t *testing.T) {
-	for p, want := range map[string]bool{
-		"system.slice:docker:abc": true,
-		"::abc":                   true,
-		"":                        false,
-		"/libpod_parent/libpod-1": false,
-		"nanobox/c1":              false,
-		"/a:b:c":                  false,
-		"a:b":                     false,
-		"a:b:c:d":                 false,
-	} {
-		if got := IsSystemdCgroupPath(p); got != want {
-			t.Errorf("IsSystemdCgroupPath(%q) = %v, want %v", p, got, want)
-		}
-	}
-}
-
 func TestCgroupSpec(t *testing.T) {
 	denyAll := &devices.Rule{Type: devices.WildcardDevice, Major: devices.Wildcard, Minor: devices.Wildcard, Permissions: "rwm"}
 	res := &cgroups.Resources{Memory: 1 << 26, Devices: []*devices.Rule{denyAll}}
@@ -66,9 +49,11 @@ func TestCgroupSpec(t *testing.T) {
 		t.Errorf("rootless device rules %v skip %v", cg.Devices, cg.SkipDevices)
 	}
 
+	// The systemd form without a systemd manager: one relative name, as
+	// runc takes it (containerd's CRI plugin sends it with cgroupfs).
 	cfg.CgroupsPath = "system.slice:nanobox:c1"
-	if _, err := cgroupSpec("c1", cfg, false); err == nil || !strings.Contains(err.Error(), "--systemd-cgroup") {
-		t.Errorf("systemd path: %v", err)
+	if cg, err := cgroupSpec("c1", cfg, false); err != nil || cg.Path != "system.slice:nanobox:c1" || cg.Name != "" {
+		t.Errorf("systemd-form cgroupsPath: %+v, %v", cg, err)
 	}
 
 	// No resources at all still gets the default device rules.
@@ -142,11 +127,12 @@ func TestCgroupPaths(t *testing.T) {
 		root, base = "/sys/fs/cgroup/pids", filepath.Join("/sys/fs/cgroup/pids", own["pids"])
 	}
 	for in, want := range map[string]string{
-		"/libpod_parent/libpod-1": root + "/libpod_parent/libpod-1",
-		"/a/../../b":              root + "/b", // cleaned, never above the root
-		"nanobox/x":               filepath.Join(base, "nanobox/x"),
-		"../../escape":            filepath.Join(base, "escape"),
-		"":                        filepath.Join(base, "c1"),
+		"/libpod_parent/libpod-1":     root + "/libpod_parent/libpod-1",
+		"/a/../../b":                  root + "/b", // cleaned, never above the root
+		"nanobox/x":                   filepath.Join(base, "nanobox/x"),
+		"../../escape":                filepath.Join(base, "escape"),
+		"k8s.slice:cri-containerd:c1": filepath.Join(base, "k8s.slice:cri-containerd:c1"),
+		"":                            filepath.Join(base, "c1"),
 	} {
 		if got := path(in); got != want {
 			t.Errorf("cgroupsPath %q: %s, want %s", in, got, want)

@@ -80,8 +80,9 @@ type Config struct {
 
 	// CgroupsPath is the cgroup the container is placed in (OCI
 	// linux.cgroupsPath): absolute (below the cgroup root), relative (to
-	// the caller's own cgroup), or "" for one named after the container
-	// beside the caller's cgroup (see cgroups_linux.go).
+	// the caller's own cgroup; the systemd form "slice:prefix:name" is one
+	// such name, as in runc without --systemd-cgroup), or "" for one named
+	// after the container beside the caller's cgroup (see cgroups_linux.go).
 	CgroupsPath string `json:"cgroupsPath,omitempty"`
 	// Resources are the cgroup limits and device rules; nil asks for no
 	// limit. DefaultDeviceRules are always allowed after the rules given

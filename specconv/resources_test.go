@@ -208,15 +208,17 @@ func TestFromSpecResources(t *testing.T) {
 		t.Errorf("resources %+v path %q warnings %q", c.Resources, c.CgroupsPath, w)
 	}
 
+	// The systemd form is a relative cgroupfs name, as in runc without
+	// --systemd-cgroup (containerd's CRI plugin sends it with cgroupfs).
 	spec.Linux.CgroupsPath = "system.slice:nanobox:abc"
-	_, err := FromSpec(spec, Options{Bundle: newBundle(t), Warnf: w.warnf})
-	if err == nil || !strings.Contains(err.Error(), "--systemd-cgroup") {
-		t.Errorf("systemd cgroupsPath: %v", err)
+	c, _ = mustConvert(t, spec, Options{})
+	if c.CgroupsPath != "system.slice:nanobox:abc" {
+		t.Errorf("systemd-form cgroupsPath became %q", c.CgroupsPath)
 	}
 
 	spec.Linux.CgroupsPath = ""
 	spec.Linux.Resources.Devices = []specs.LinuxDeviceCgroup{{Type: "q"}}
-	_, err = FromSpec(spec, Options{Bundle: newBundle(t), Warnf: w.warnf})
+	_, err := FromSpec(spec, Options{Bundle: newBundle(t), Warnf: w.warnf})
 	if err == nil || !strings.Contains(err.Error(), "linux.resources.devices[0]") {
 		t.Errorf("bad device rule: %v", err)
 	}

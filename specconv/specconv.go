@@ -182,9 +182,6 @@ func FromSpec(spec *specs.Spec, opts Options) (*libbox.Config, error) {
 	}
 
 	c.CgroupsPath = linux.CgroupsPath
-	if libbox.IsSystemdCgroupPath(c.CgroupsPath) {
-		return nil, fmt.Errorf("linux.cgroupsPath %q has the systemd form slice:prefix:name, which needs --systemd-cgroup and systemd: use a cgroupfs path such as /nanobox/<id> instead", c.CgroupsPath)
-	}
 	if c.Resources, err = Resources(linux.Resources, warnf); err != nil {
 		return nil, err
 	}

@@ -125,11 +125,37 @@ teardown() {
 		-exec rmdir {} + 2>/dev/null || true
 }
 
-@test "cgroups: the systemd form of cgroupsPath needs --systemd-cgroup" {
-	update_config '.linux.cgroupsPath = "system.slice:nanobox:abc"'
-	runtime run -b "$BUNDLE" "$CID"
-	[ "$status" -ne 0 ]
-	[[ "$output" == *"slice:prefix:name"*"--systemd-cgroup"* ]]
+@test "cgroups: the systemd form slice:prefix:name without --systemd-cgroup is a relative cgroupfs path, as in runc" {
+	requires root
+	# containerd's CRI plugin (cgroupfs driver) turns a ".slice" pod parent
+	# into this form; runc's fs manager joins it, as one name, to the
+	# caller's own cgroup in each v1 hierarchy (on v2, to its parent).
+	local name="k8s-$CID.slice:cri-containerd:$CID" pid line ctrl own want n=0
+	update_config '.linux.cgroupsPath = $p | .process.args = ["sleep", "1000"]' "$BUNDLE" --arg p "$name"
+	start_detached
+	pid=$(ctr_pid)
+	while IFS= read -r line; do
+		ctrl=${line#*:}
+		ctrl=${ctrl%%:*}
+		own=${line#*:*:}
+		if cgroup_v2; then
+			want=$(dirname "$own")/$name
+		else
+			want=${own%/}/$name
+		fi
+		want=${want//\/\//\/}
+		grep -qxF "${line%%:*}:$ctrl:$want" "/proc/$pid/cgroup" ||
+			fail "hierarchy '$ctrl': want $want, have: $(cat "/proc/$pid/cgroup")"
+		n=$((n + 1))
+	done </proc/self/cgroup
+	[ "$n" -gt 0 ]
+	[ "$(cgroup_value "$pid" pids.max pids pids.max)" = max ]
+
+	runtime_ok delete --force "$CID"
+	left=$(find /sys/fs/cgroup -mindepth 1 -maxdepth 6 -type d -name "k8s-$CID.slice*")
+	[ -z "$left" ] || fail "cgroups left: $left"
+
+	# --systemd-cgroup still needs systemd.
 	runtime --systemd-cgroup run -b "$BUNDLE" "$CID"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *systemd* ]]
