@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/opencontainers/cgroups"
@@ -120,19 +119,11 @@ func (c *Container) Status() Status {
 // State returns the OCI state of the container.
 func (c *Container) State() *OCIState {
 	status := c.Status()
-	s := &OCIState{
-		OCIVersion:  c.st.Config.OCIVersion,
-		ID:          c.st.ID,
-		Status:      status,
-		Bundle:      c.st.Config.Bundle,
-		Rootfs:      c.st.Config.Rootfs,
-		Created:     c.st.Created,
-		Owner:       c.st.Owner,
-		Annotations: c.st.Config.Annotations,
+	pid := c.st.InitPid
+	if status == Stopped {
+		pid = 0
 	}
-	if status != Stopped {
-		s.Pid = c.st.InitPid
-	}
+	s := ociState(c.st.ID, c.st.Config, status, pid, c.st.Created, c.st.Owner)
 	s.Annotations = c.oomAnnotation(s.Annotations)
 	return s
 }
@@ -162,6 +153,9 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 		}
 		if p != nil {
 			p.kill()
+			if p.cgroup != nil {
+				p.cgroup.destroyBestEffort()
+			}
 		}
 		_ = os.RemoveAll(dir)
 	}()
@@ -453,42 +447,25 @@ func ExitCode(ws unix.WaitStatus) int {
 
 // initProcess is init as seen from the parent during create.
 type initProcess struct {
-	pid       int
-	startTime uint64
-	created   time.Time
-	owner     string
+	*spawned
+	created time.Time
+	owner   string
 	// cgroup is the container's cgroup; nil when it runs without one.
 	cgroup *cgroupHandle
-}
-
-func (p *initProcess) kill() {
-	if p.pid <= 0 {
-		return
-	}
-	if ps, err := readProcStat(p.pid); err == nil && ps.StartTime == p.startTime {
-		_ = unix.Kill(p.pid, unix.SIGKILL)
-		_, _ = unix.Wait4(p.pid, nil, 0, nil)
-	}
 }
 
 // startInit re-executes the runtime binary as the container's init, creates
 // or joins its namespaces (nsenter, before the Go runtime of init starts),
 // writes its id maps, sends it the config and serves its requests until it
-// reports that the container is set up.
-func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (p *initProcess, retErr error) {
-	p = &initProcess{}
-	defer func() {
-		if retErr != nil {
-			p.kill()
-		}
-	}()
+// reports that the container is set up. On error init is dead and reaped.
+func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *initProcess, retErr error) {
 	cloneFlags, joins, err := namespaceFlags(cfg)
 	if err != nil {
-		return p, err
+		return nil, err
 	}
 	fifo := filepath.Join(dir, fifoName)
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
-		return p, fmt.Errorf("create exec fifo: %w", err)
+		return nil, fmt.Errorf("create exec fifo: %w", err)
 	}
 	// init gets the fifo already open read-write: opening it never blocks,
 	// init needs no access to the path (unreachable after pivot_root, and
@@ -496,35 +473,22 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (p *ini
 	// dead init (no reader left: ENXIO) from a waiting one.
 	fifoFile, err := os.OpenFile(fifo, os.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return p, fmt.Errorf("open exec fifo: %w", err)
+		return nil, fmt.Errorf("open exec fifo: %w", err)
 	}
 	defer fifoFile.Close()
 
 	exe, err := sealedSelfExe(cfg)
 	if err != nil {
-		return p, err
+		return nil, err
 	}
 	defer exe.Close()
 
-	parentSock, childSock, err := newSyncPair()
-	if err != nil {
-		return p, err
-	}
-	sock := &syncSocket{f: parentSock}
-	defer sock.Close()
-
-	files := []*os.File{stdio(opts.Stdin, os.Stdin), stdio(opts.Stdout, os.Stdout), stdio(opts.Stderr, os.Stderr)}
-	files = append(files, opts.ExtraFiles...)
+	sp := newSpawnSpec(opts.Stdin, opts.Stdout, opts.Stderr, opts.ExtraFiles)
 	ic := &initConfig{Config: cfg, ID: id, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1, Rootless: r.Rootless}
-	add := func(f *os.File) int { files = append(files, f); return len(files) - 1 }
-	syncFd := add(childSock)
-	ic.FifoFd = add(fifoFile)
+	ic.FifoFd = sp.add(fifoFile)
 	if opts.ConsoleSocket != nil {
-		ic.ConsoleSocketFd = add(opts.ConsoleSocket)
+		ic.ConsoleSocketFd = sp.add(opts.ConsoleSocket)
 	}
-	// The memfd is passed at a known slot so that execve of
-	// /proc/self/fd/N in the child names it whatever fds the parent has.
-	ic.ExeFd = add(exe)
 	ic.NewMountNS = cloneFlags&unix.CLONE_NEWNS != 0
 	ic.NewUTSNS = cloneFlags&unix.CLONE_NEWUTS != 0
 	ic.NewNetNS = cloneFlags&unix.CLONE_NEWNET != 0
@@ -532,133 +496,63 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (p *ini
 	// moved it into the container's cgroup: made earlier, its root would
 	// be the runtime's cgroup.
 	ic.NewCgroupNS = cloneFlags&unix.CLONE_NEWCGROUP != 0
-	cloneFlags &^= unix.CLONE_NEWCGROUP
+	sp.exe = exe
+	sp.clone = cloneFlags &^ unix.CLONE_NEWCGROUP
+	sp.joins = joins
+	sp.usermap = func(stagePid int) error { return writeIDMaps(stagePid, cfg, r.Rootless) }
 
-	proc, err := os.StartProcess("/proc/self/fd/"+strconv.Itoa(ic.ExeFd), []string{"nanobox-runc", "init"}, &os.ProcAttr{
-		Env:   []string{nsenter.EnvInitPipe + "=" + strconv.Itoa(syncFd), nsenter.EnvNFds + "=" + strconv.Itoa(len(files)), initGODEBUG},
-		Files: files,
-		Sys:   &syscall.SysProcAttr{},
-	})
-	childSock.Close()
+	child, err := sp.start()
 	if err != nil {
-		return p, fmt.Errorf("start init: %w", err)
+		return nil, err
 	}
-	// The process just started is the nsenter stage; it forks init and
-	// exits. Reap it whatever happens.
-	stage := proc
+	p := &initProcess{spawned: child, created: time.Now().UTC(), owner: ownerName()}
 	defer func() {
-		// On failure the stage may still be waiting for a reply (usermap):
-		// kill it, or Wait would hang.
-		if retErr != nil {
-			_ = stage.Kill()
+		if retErr == nil {
+			p.reap()
+			return
 		}
-		_, _ = stage.Wait()
-	}()
-
-	if err := sock.sendRaw(nsenter.BootstrapMessage(cloneFlags, joins)); err != nil {
-		return p, err
-	}
-	for p.pid == 0 {
-		msg, err := sock.recvRaw()
-		if err != nil {
-			if errors.Is(err, errSyncEOF) {
-				return p, errors.New("container init exited during namespace set-up")
-			}
-			return p, err
-		}
-		kind, val := nsenter.ParseReply(msg)
-		switch kind {
-		case "usermap":
-			if err := writeIDMaps(stage.Pid, cfg, r.Rootless); err != nil {
-				return p, err
-			}
-			if err := sock.sendRaw([]byte("usermap-ok")); err != nil {
-				return p, err
-			}
-		case "pid":
-			pid, err := strconv.Atoi(val)
-			if err != nil || pid <= 0 {
-				return p, fmt.Errorf("nsenter: bad pid %q", val)
-			}
-			p.pid = pid
-		case "error":
-			return p, errors.New(val)
-		default:
-			return p, fmt.Errorf("nsenter: unexpected message %q", msg)
-		}
-	}
-	ps, err := readProcStat(p.pid)
-	if err != nil {
-		return p, fmt.Errorf("container init exited during set-up: %w", err)
-	}
-	p.startTime = ps.StartTime
-	p.created = time.Now().UTC()
-	p.owner = ownerName()
-
-	// init unshares its cgroup namespace as soon as it has the config, so
-	// it must be in its cgroup (limits set) before the config is sent.
-	defer func() {
-		if retErr != nil && p.cgroup != nil {
-			p.kill() // the cgroup cannot go while init is in it
+		p.abort()
+		if p.cgroup != nil {
+			// Only now: a cgroup cannot go while init is in it.
 			p.cgroup.destroyBestEffort()
 		}
 	}()
+	ic.ExeFd = child.exeFd
+
+	// init unshares its cgroup namespace as soon as it has the config, so
+	// it must be in its cgroup (limits set) before the config is sent.
 	if p.cgroup, err = applyCgroup(id, cfg, r.Rootless, p.pid); err != nil {
-		return p, err
+		return nil, err
 	}
 
-	state := &OCIState{
-		OCIVersion:  cfg.OCIVersion,
-		ID:          id,
-		Status:      Creating,
-		Pid:         p.pid,
-		Bundle:      cfg.Bundle,
-		Rootfs:      cfg.Rootfs,
-		Created:     p.created,
-		Owner:       p.owner,
-		Annotations: cfg.Annotations,
+	ic.State = ociState(id, cfg, Creating, p.pid, p.created, p.owner)
+	state := marshalState(ic.State)
+	if err := child.sock.send(syncMsg{Type: syncConfig, Config: ic}); err != nil {
+		return nil, err
 	}
-	ic.State = marshalState(state)
-	if err := sock.send(syncMsg{Type: syncConfig, Config: ic}); err != nil {
-		return p, err
-	}
-	for {
-		m, err := sock.recv()
-		if err != nil {
-			if errors.Is(err, errSyncEOF) {
-				return p, errors.New("container init exited during set-up")
-			}
-			return p, err
-		}
+	err = child.serve(func(m syncMsg) (bool, error) {
 		switch m.Type {
 		case syncHooks:
 			hooks := append(append([]Hook(nil), cfg.Hooks.Prestart...), cfg.Hooks.CreateRuntime...)
-			if err := runHooks("createRuntime", hooks, ic.State); err != nil {
-				_ = sock.send(syncMsg{Type: syncError, Error: err.Error()})
-				return p, err
+			if err := runHooks("createRuntime", hooks, state); err != nil {
+				_ = child.sock.send(syncMsg{Type: syncError, Error: err.Error()})
+				return false, err
 			}
-			if err := sock.send(syncMsg{Type: syncHooksDone}); err != nil {
-				return p, err
-			}
+			return false, child.sock.send(syncMsg{Type: syncHooksDone})
 		case syncSeccompFd:
-			if err := deliverSeccompFd(sock, cfg.Seccomp, ic.State); err != nil {
-				return p, err
-			}
+			return false, deliverSeccompFd(child.sock, cfg.Seccomp, state)
 		case syncReady:
-			return p, nil
-		case syncError:
-			return p, errors.New(m.Error)
-		default:
-			return p, fmt.Errorf("sync: unexpected message %q from init", m.Type)
+			return true, nil
 		}
+		return false, fmt.Errorf("sync: unexpected message %q from init", m.Type)
+	})
+	if errors.Is(err, errSyncEOF) {
+		return nil, errors.New("container init exited during set-up")
 	}
-}
-
-func stdio(f, def *os.File) *os.File {
-	if f != nil {
-		return f
+	if err != nil {
+		return nil, err
 	}
-	return def
+	return p, nil
 }
 
 // namespaceFlags splits the config's namespaces into those to create and

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -92,114 +91,57 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 		return 0, err
 	}
 	defer exe.Close()
-	parentSock, childSock, err := newSyncPair()
-	if err != nil {
-		return 0, err
-	}
-	sock := &syncSocket{f: parentSock}
-	defer sock.Close()
 
-	files := []*os.File{stdio(opts.Stdin, os.Stdin), stdio(opts.Stdout, os.Stdout), stdio(opts.Stderr, os.Stderr)}
-	files = append(files, opts.ExtraFiles...)
 	cfg := c.st.Config
+	sp := newSpawnSpec(opts.Stdin, opts.Stdout, opts.Stderr, opts.ExtraFiles)
 	ec := &execConfig{
 		Process: p, Rootless: c.rt.Rootless, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1,
 		Seccomp: cfg.Seccomp, Landlock: cfg.Landlock,
 	}
+	var state []byte
 	if cfg.Seccomp != nil {
-		ec.State = marshalState(c.State())
+		state = marshalState(c.State())
+		ec.State = state
 	}
-	add := func(f *os.File) int { files = append(files, f); return len(files) - 1 }
-	syncFd := add(childSock)
 	if opts.ConsoleSocket != nil {
-		ec.ConsoleSocketFd = add(opts.ConsoleSocket)
+		ec.ConsoleSocketFd = sp.add(opts.ConsoleSocket)
 	}
-	ec.ExeFd = add(exe)
-	var joins []nsenter.Join
 	for _, f := range nsFiles {
-		joins = append(joins, nsenter.Join{Kind: f.kind, Path: "/proc/self/fd/" + strconv.Itoa(add(f.file))})
+		sp.joins = append(sp.joins, nsenter.Join{Kind: f.kind, Path: "/proc/self/fd/" + strconv.Itoa(sp.add(f.file))})
 	}
+	sp.exe = exe
+	sp.affinity = p.ExecCPUAffinity
 
-	proc, err := startPinned(p.ExecCPUAffinity, func() (*os.Process, error) {
-		return os.StartProcess("/proc/self/fd/"+strconv.Itoa(ec.ExeFd), []string{"nanobox-runc", "init"}, &os.ProcAttr{
-			Env:   []string{nsenter.EnvInitPipe + "=" + strconv.Itoa(syncFd), nsenter.EnvNFds + "=" + strconv.Itoa(len(files)), initGODEBUG},
-			Files: files,
-			Sys:   &syscall.SysProcAttr{},
-		})
-	})
-	childSock.Close()
-	if err != nil {
-		return 0, fmt.Errorf("exec: start process: %w", err)
-	}
-	defer func() {
-		// The stage exits by itself once it forked; kill it only if it
-		// is still there (it failed, or we did), so Wait cannot hang.
-		if retErr != nil {
-			_ = proc.Kill()
-		}
-		_, _ = proc.Wait()
-	}()
-	if err := sock.sendRaw(nsenter.BootstrapMessage(0, joins)); err != nil {
-		return 0, err
-	}
-	pid, err := readNsenterPid(sock)
+	child, err := sp.start()
 	if err != nil {
 		return 0, fmt.Errorf("exec: %w", err)
 	}
-	fail := func(err error) (int, error) {
-		_ = unix.Kill(pid, unix.SIGKILL)
-		_, _ = unix.Wait4(pid, nil, 0, nil)
-		return 0, err
+	defer func() {
+		if retErr != nil {
+			child.abort()
+			return
+		}
+		child.reap()
+	}()
+	ec.ExeFd = child.exeFd
+	if err := c.joinCgroup(child.pid); err != nil {
+		return 0, fmt.Errorf("exec: %w", err)
 	}
-	if err := c.joinCgroup(pid); err != nil {
-		return fail(fmt.Errorf("exec: %w", err))
-	}
-	if err := sock.send(syncMsg{Type: syncExec, Exec: ec}); err != nil {
-		return fail(err)
+	if err := child.sock.send(syncMsg{Type: syncExec, Exec: ec}); err != nil {
+		return 0, fmt.Errorf("exec: %w", err)
 	}
 	// The socket is close-on-exec in the child: EOF means the program
 	// was executed; anything else is the child's error.
-	for {
-		m, err := sock.recv()
-		switch {
-		case errors.Is(err, errSyncEOF):
-			return pid, nil
-		case err != nil:
-			return fail(fmt.Errorf("exec: %w", err))
-		case m.Type == syncSeccompFd:
-			if err := deliverSeccompFd(sock, cfg.Seccomp, ec.State); err != nil {
-				return fail(fmt.Errorf("exec: %w", err))
-			}
-		case m.Type == syncError:
-			return fail(errors.New(m.Error))
-		default:
-			return fail(fmt.Errorf("exec: unexpected message %q", m.Type))
+	err = child.serve(func(m syncMsg) (bool, error) {
+		if m.Type == syncSeccompFd {
+			return false, deliverSeccompFd(child.sock, cfg.Seccomp, state)
 		}
-	}
-}
-
-// readNsenterPid reads the nsenter stage's replies up to the new pid; no
-// user map is asked for when only joining.
-func readNsenterPid(sock *syncSocket) (int, error) {
-	msg, err := sock.recvRaw()
-	if err != nil {
-		if errors.Is(err, errSyncEOF) {
-			return 0, errors.New("the process exited while joining the container's namespaces")
-		}
+		return false, fmt.Errorf("exec: unexpected message %q", m.Type)
+	})
+	if !errors.Is(err, errSyncEOF) {
 		return 0, err
 	}
-	kind, val := nsenter.ParseReply(msg)
-	switch kind {
-	case "pid":
-		pid, err := strconv.Atoi(val)
-		if err != nil || pid <= 0 {
-			return 0, fmt.Errorf("nsenter: bad pid %q", val)
-		}
-		return pid, nil
-	case "error":
-		return 0, errors.New(val)
-	}
-	return 0, fmt.Errorf("nsenter: unexpected message %q", msg)
+	return child.pid, nil
 }
 
 type nsFile struct {

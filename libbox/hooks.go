@@ -25,6 +25,22 @@ type OCIState struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
+// ociState is the one constructor of the OCI state, whoever reads it:
+// `state`, the hooks, a seccomp notify listener.
+func ociState(id string, cfg *Config, status Status, pid int, created time.Time, owner string) *OCIState {
+	return &OCIState{
+		OCIVersion:  cfg.OCIVersion,
+		ID:          id,
+		Status:      status,
+		Pid:         pid,
+		Bundle:      cfg.Bundle,
+		Rootfs:      cfg.Rootfs,
+		Created:     created,
+		Owner:       owner,
+		Annotations: cfg.Annotations,
+	}
+}
+
 // runHooks runs hooks in order, each with state on stdin, stopping at the
 // first failure. name is the hook kind, for error messages.
 func runHooks(name string, hooks []Hook, state []byte) error {

@@ -96,7 +96,7 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	}
 	// createContainer hooks run in the container's mount namespace before
 	// pivot_root (OCI runtime spec, "Lifecycle").
-	if err := runHooks("createContainer", cfg.Hooks.CreateContainer, ic.State); err != nil {
+	if err := runHooks("createContainer", cfg.Hooks.CreateContainer, marshalState(ic.State)); err != nil {
 		return err
 	}
 	if ic.NewMountNS {
@@ -150,8 +150,9 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		os.Exit(1)
 	}
 	if len(cfg.Hooks.StartContainer) > 0 {
-		st := strings.Replace(string(ic.State), `"status":"creating"`, `"status":"created"`, 1)
-		if err := runHooks("startContainer", cfg.Hooks.StartContainer, []byte(st)); err != nil {
+		st := *ic.State
+		st.Status = Created
+		if err := runHooks("startContainer", cfg.Hooks.StartContainer, marshalState(&st)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

@@ -82,8 +82,9 @@ type initConfig struct {
 	NewNetNS bool `json:"newNetNS"`
 	// NewCgroupNS asks init to unshare its cgroup namespace first thing.
 	NewCgroupNS bool `json:"newCgroupNS"`
-	// State is the OCI state JSON for createContainer/startContainer hooks.
-	State json.RawMessage `json:"state"`
+	// State is the OCI state (status creating) for the createContainer
+	// and startContainer hooks.
+	State *OCIState `json:"state"`
 }
 
 // syncSocket is one end of the socketpair.

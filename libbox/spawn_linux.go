@@ -1,0 +1,206 @@
+package libbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox/nsenter"
+)
+
+// The parent side of starting a process in a container, shared by create
+// (the container's init) and exec: the runtime binary is re-executed as
+// "nanobox-runc init" with a prepared fd table; its nsenter stage (C, before
+// the Go runtime) joins and creates the namespaces, forks the process that
+// becomes init or the exec'd program, reports its pid and exits. What the
+// forked process does next (syncConfig or syncExec) is up to the caller.
+
+// spawnSpec is the child's fd table and what its nsenter stage must do.
+type spawnSpec struct {
+	// files is the child's fd table: stdio, the extra files, then what add
+	// appended.
+	files []*os.File
+	// exe is the sealed runtime binary the child is executed from.
+	exe *os.File
+	// clone and joins are the namespaces the nsenter stage creates and
+	// joins (see nsenter.BootstrapMessage).
+	clone uintptr
+	joins []nsenter.Join
+	// affinity pins the stage while it starts (exec's execCPUAffinity).
+	affinity *CPUAffinity
+	// usermap writes the id maps of the stage's new user namespace when
+	// the stage asks for them; nil refuses the request.
+	usermap func(stagePid int) error
+}
+
+// newSpawnSpec starts an fd table: 0, 1, 2 are stdin, stdout and stderr
+// (nil: the caller's own), 3 onwards the extra files (the preserved fds).
+func newSpawnSpec(stdin, stdout, stderr *os.File, extra []*os.File) *spawnSpec {
+	s := &spawnSpec{files: []*os.File{stdio(stdin, os.Stdin), stdio(stdout, os.Stdout), stdio(stderr, os.Stderr)}}
+	s.files = append(s.files, extra...)
+	return s
+}
+
+func stdio(f, def *os.File) *os.File {
+	if f != nil {
+		return f
+	}
+	return def
+}
+
+// add appends f to the child's fd table and returns its fd number there.
+func (s *spawnSpec) add(f *os.File) int {
+	s.files = append(s.files, f)
+	return len(s.files) - 1
+}
+
+// spawned is a started child: the nsenter stage (until it is reaped) and
+// the process it forked.
+type spawned struct {
+	sock  *syncSocket
+	stage *os.Process
+	// exeFd is the sealed binary's fd number in the child, for it to close.
+	exeFd int
+	// pid is the forked process in the runtime's pid namespace, a child of
+	// the caller (the stage forks it with CLONE_PARENT), and startTime its
+	// start time, so that it is never confused with a recycled pid.
+	pid       int
+	startTime uint64
+}
+
+// start runs the child and reads the stage's replies up to the forked
+// process's pid. On error nothing is left: the stage and the forked
+// process are killed and reaped.
+func (s *spawnSpec) start() (_ *spawned, retErr error) {
+	parentSock, childSock, err := newSyncPair()
+	if err != nil {
+		return nil, err
+	}
+	p := &spawned{sock: &syncSocket{f: parentSock}}
+	defer func() {
+		if retErr != nil {
+			p.abort()
+		}
+	}()
+	syncFd := s.add(childSock)
+	// The binary is passed at a known slot so that execve of
+	// /proc/self/fd/N in the child names it, whatever fds the parent has.
+	p.exeFd = s.add(s.exe)
+	env := []string{
+		nsenter.EnvInitPipe + "=" + strconv.Itoa(syncFd),
+		nsenter.EnvNFds + "=" + strconv.Itoa(len(s.files)),
+		initGODEBUG,
+	}
+	p.stage, err = startPinned(s.affinity, func() (*os.Process, error) {
+		return os.StartProcess("/proc/self/fd/"+strconv.Itoa(p.exeFd), []string{"nanobox-runc", "init"}, &os.ProcAttr{
+			Env:   env,
+			Files: s.files,
+			Sys:   &syscall.SysProcAttr{},
+		})
+	})
+	childSock.Close()
+	if err != nil {
+		return nil, fmt.Errorf("start the runtime's init stage: %w", err)
+	}
+	if err := p.sock.sendRaw(nsenter.BootstrapMessage(s.clone, s.joins)); err != nil {
+		return nil, err
+	}
+	for p.pid == 0 {
+		msg, err := p.sock.recvRaw()
+		if err != nil {
+			if errors.Is(err, errSyncEOF) {
+				return nil, errors.New("the process exited while entering the container's namespaces")
+			}
+			return nil, err
+		}
+		switch kind, val := nsenter.ParseReply(msg); kind {
+		case nsenter.MsgUsermap:
+			if s.usermap == nil {
+				return nil, errors.New("nsenter: asked for a user map, but no user namespace is being created")
+			}
+			if err := s.usermap(p.stage.Pid); err != nil {
+				return nil, err
+			}
+			if err := p.sock.sendRaw([]byte(nsenter.MsgUsermapOK)); err != nil {
+				return nil, err
+			}
+		case nsenter.MsgPid:
+			pid, err := strconv.Atoi(val)
+			if err != nil || pid <= 0 {
+				return nil, fmt.Errorf("nsenter: bad pid %q", val)
+			}
+			ps, err := readProcStat(pid)
+			if err != nil {
+				return nil, fmt.Errorf("the process exited while entering the container's namespaces: %w", err)
+			}
+			p.pid, p.startTime = pid, ps.StartTime
+		case nsenter.MsgError:
+			return nil, errors.New(val)
+		default:
+			return nil, fmt.Errorf("nsenter: unexpected message %q", msg)
+		}
+	}
+	return p, nil
+}
+
+// reap waits for the stage, which exits by itself once it has reported
+// the pid, and closes the socket. Safe to call more than once.
+func (p *spawned) reap() {
+	if p.stage != nil {
+		_, _ = p.stage.Wait()
+		p.stage = nil
+	}
+	if p.sock != nil {
+		p.sock.Close()
+		p.sock = nil
+	}
+}
+
+// abort kills the stage (it may still wait for a reply) and the forked
+// process, and reaps both.
+func (p *spawned) abort() {
+	if p.stage != nil {
+		_ = p.stage.Kill()
+	}
+	p.reap()
+	p.kill()
+}
+
+// kill SIGKILLs the forked process if it is still the one started, and
+// reaps it: it is the caller's child.
+func (p *spawned) kill() {
+	if p.pid <= 0 {
+		return
+	}
+	if ps, err := readProcStat(p.pid); err == nil && ps.StartTime == p.startTime {
+		_ = unix.Kill(p.pid, unix.SIGKILL)
+		_, _ = unix.Wait4(p.pid, nil, 0, nil)
+	}
+	p.pid = 0
+}
+
+// childHandler handles one message of the forked process; done ends serve.
+type childHandler func(m syncMsg) (done bool, err error)
+
+// serve reads the forked process's messages until handle says done. An
+// error message from the child becomes the returned error; EOF (the child
+// exited, or exec'd: the socket is close-on-exec) is errSyncEOF.
+func (p *spawned) serve(handle childHandler) error {
+	for {
+		m, err := p.sock.recv()
+		if err != nil {
+			return err
+		}
+		if m.Type == syncError {
+			return errors.New(m.Error)
+		}
+		done, err := handle(m)
+		if err != nil || done {
+			return err
+		}
+	}
+}
