@@ -103,9 +103,16 @@ demo:
 # libbox.Config, and the state.json reader. FUZZTIME=5m for a longer one.
 FUZZTIME ?= 20s
 .PHONY: fuzz
+FUZZ_TARGETS := ./specconv:FuzzFromSpec ./libbox:FuzzParseState
+# Every target runs even if one fails; the last line counts them.
 fuzz:
-	$(GO) test ./specconv -run '^$$' -fuzz '^FuzzFromSpec$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./libbox -run '^$$' -fuzz '^FuzzParseState$$' -fuzztime $(FUZZTIME)
+	@pass=0; fail=0; \
+	for t in $(FUZZ_TARGETS); do \
+		if $(GO) test $${t%%:*} -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME); then \
+			pass=$$((pass + 1)); else fail=$$((fail + 1)); fi; \
+	done; \
+	echo "tests: $$pass passed, $$fail failed"; \
+	[ $$fail -eq 0 ]
 
 # The cgroup v2 stage: libbox's cgroup unit tests and the cgroup suites on a
 # pure cgroup v2 kernel, as root and rootless in a delegated subtree, in one

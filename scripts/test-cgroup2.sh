@@ -55,8 +55,13 @@ echo "=== cgroup v2 VM: kernel $(uname -r); controllers: $(cat /sys/fs/cgroup/cg
 rc=0
 
 echo "=== libbox cgroup unit tests (root)"
+unit_out=$(mktemp)
 (cd libbox && "$NANOBOX_LIBBOX_TEST" -test.count=1 -test.v \
-	-test.run '^Test(CgroupSpec|CgroupPaths|ApplyCgroup.*|RequiredControllers|IsSystemdCgroupPath)$') || rc=1
+	-test.run '^Test(CgroupSpec|CgroupPaths|ApplyCgroup.*|RequiredControllers|IsSystemdCgroupPath)$') | tee "$unit_out" ||
+	rc=1
+# The count line .ci/run sums (top-level tests only).
+echo "tests: $(grep -c '^--- PASS' "$unit_out") passed, $(grep -c '^--- FAIL' "$unit_out") failed, $(grep -c '^--- SKIP' "$unit_out") skipped"
+rm -f "$unit_out"
 
 tests/integration/run.sh --mode root "${filter[@]}" "${suites[@]}" || rc=1
 
