@@ -1,6 +1,10 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox"
+)
 
 var killCommand = &cli.Command{
 	Name:      "kill",
@@ -9,10 +13,7 @@ var killCommand = &cli.Command{
 	Flags: []cli.Flag{
 		&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "signal every process of the container"},
 	},
-	Action: func(c *cli.Context) error {
-		if err := checkArgs(c, 1, 2); err != nil {
-			return err
-		}
+	Action: withContainer(1, 2, func(c *cli.Context, ctr *libbox.Container) error {
 		sigName := "SIGTERM"
 		if c.NArg() == 2 {
 			sigName = c.Args().Get(1)
@@ -21,10 +22,6 @@ var killCommand = &cli.Command{
 		if err != nil {
 			return err
 		}
-		ctr, err := loadContainer(c)
-		if err != nil {
-			return err
-		}
 		return ctr.Signal(sig, c.Bool("all"))
-	},
+	}),
 }

@@ -140,6 +140,22 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
+// withContainer is the Action of a command whose first argument is a
+// container id, with min to max arguments in all (max < 0: no limit): it
+// checks them, loads the container and calls fn with it.
+func withContainer(min, max int, fn func(c *cli.Context, ctr *libbox.Container) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if err := checkArgs(c, min, max); err != nil {
+			return err
+		}
+		ctr, err := loadContainer(c)
+		if err != nil {
+			return err
+		}
+		return fn(c, ctr)
+	}
+}
+
 // checkArgs validates the number of positional arguments of a command.
 func checkArgs(c *cli.Context, min, max int) error {
 	n := c.NArg()

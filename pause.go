@@ -1,35 +1,25 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox"
+)
 
 var pauseCommand = &cli.Command{
 	Name:      "pause",
 	Usage:     "freeze every process of a container (cgroup freezer)",
 	ArgsUsage: "<container-id>",
-	Action: func(c *cli.Context) error {
-		if err := checkArgs(c, 1, 1); err != nil {
-			return err
-		}
-		ctr, err := loadContainer(c)
-		if err != nil {
-			return err
-		}
+	Action: withContainer(1, 1, func(_ *cli.Context, ctr *libbox.Container) error {
 		return ctr.Pause()
-	},
+	}),
 }
 
 var resumeCommand = &cli.Command{
 	Name:      "resume",
 	Usage:     "thaw a paused container",
 	ArgsUsage: "<container-id>",
-	Action: func(c *cli.Context) error {
-		if err := checkArgs(c, 1, 1); err != nil {
-			return err
-		}
-		ctr, err := loadContainer(c)
-		if err != nil {
-			return err
-		}
+	Action: withContainer(1, 1, func(_ *cli.Context, ctr *libbox.Container) error {
 		return ctr.Resume()
-	},
+	}),
 }

@@ -1,19 +1,16 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox"
+)
 
 var startCommand = &cli.Command{
 	Name:      "start",
 	Usage:     "run the user program of a created container",
 	ArgsUsage: "<container-id>",
-	Action: func(c *cli.Context) error {
-		if err := checkArgs(c, 1, 1); err != nil {
-			return err
-		}
-		ctr, err := loadContainer(c)
-		if err != nil {
-			return err
-		}
+	Action: withContainer(1, 1, func(_ *cli.Context, ctr *libbox.Container) error {
 		return warnOrFail(ctr.Start())
-	},
+	}),
 }
