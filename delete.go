@@ -39,6 +39,10 @@ var deleteCommand = &cli.Command{
 			}
 			return err
 		}
-		return warnOrFail(ctr.Delete(c.Bool("force")))
+		err = ctr.Delete(c.Bool("force"))
+		if c.Bool("force") && errors.Is(err, libbox.ErrNotExist) {
+			return nil // deleted by someone else meanwhile
+		}
+		return warnOrFail(err)
 	},
 }

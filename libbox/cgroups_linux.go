@@ -405,7 +405,7 @@ func (c *Container) needCgroup(what string) (*cgroupHandle, error) {
 
 // Pause freezes every process of a created or running container.
 func (c *Container) Pause() error {
-	lock, err := lockDir(c.dir)
+	lock, err := c.lock()
 	if err != nil {
 		return err
 	}
@@ -429,7 +429,7 @@ func (c *Container) Pause() error {
 
 // Resume thaws a paused container.
 func (c *Container) Resume() error {
-	lock, err := lockDir(c.dir)
+	lock, err := c.lock()
 	if err != nil {
 		return err
 	}
@@ -518,7 +518,7 @@ func (c *Container) Stats() (*cgroups.Stats, error) {
 // container with r (the complete new set; device rules are kept as they
 // are) and records them in its state.
 func (c *Container) Update(r *cgroups.Resources) error {
-	lock, err := lockDir(c.dir)
+	lock, err := c.lock()
 	if err != nil {
 		return err
 	}

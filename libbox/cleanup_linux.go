@@ -9,16 +9,33 @@ import (
 )
 
 // RemoveStale removes the directory of a container that has no state.json:
-// what a create killed before it finished leaves behind. The lock is taken
-// first, so a create still in progress is waited for, never pulled out from
-// under; if the container turns out to exist after all, ErrExist is
-// returned and nothing is removed.
+// what a create killed before it finished leaves behind. The directory is
+// opened under the root's lock (see newStateDir), so one that a create has
+// just made is already locked by it; its own lock is then waited for, so a
+// create still in progress is never pulled out from under. If the
+// container turns out to exist after all, ErrExist is returned and nothing
+// is removed.
 func (r *Runtime) RemoveStale(id string) error {
 	if err := ValidateID(id); err != nil {
 		return err
 	}
 	dir := r.dir(id)
-	lock, err := lockDir(dir)
+	rootLock, err := r.lockRoot()
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("state root %s: %w", r.Root, err)
+	}
+	d, err := openDir(dir)
+	rootLock.Close()
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	lock, err := lockOpenDir(d, dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil

@@ -139,12 +139,11 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 		return nil, fmt.Errorf("create state root %s: %w", r.Root, err)
 	}
 	dir := r.dir(id)
-	if err := os.Mkdir(dir, 0o711); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("container %s %w", id, ErrExist)
-		}
-		return nil, fmt.Errorf("create state directory: %w", err)
+	lock, err := r.newStateDir(id)
+	if err != nil {
+		return nil, err
 	}
+	defer lock.Close()
 	c := &Container{rt: r, dir: dir}
 	var p *initProcess
 	defer func() {
@@ -159,12 +158,6 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 		}
 		_ = os.RemoveAll(dir)
 	}()
-	lock, err := lockDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Close()
-
 	p, err = startInit(r, id, dir, cfg, opts)
 	if err != nil {
 		return nil, err
@@ -184,6 +177,31 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 	return c, nil
 }
 
+// newStateDir makes the container's directory and returns it locked. The
+// root's lock is held from mkdir to flock, so stale-state clean-up
+// (RemoveStale) can never find the directory unlocked and remove it under
+// a create in progress.
+func (r *Runtime) newStateDir(id string) (*os.File, error) {
+	rootLock, err := r.lockRoot()
+	if err != nil {
+		return nil, fmt.Errorf("state root %s: %w", r.Root, err)
+	}
+	defer rootLock.Close()
+	dir := r.dir(id)
+	if err := os.Mkdir(dir, 0o711); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("container %s %w", id, ErrExist)
+		}
+		return nil, fmt.Errorf("create state directory: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		_ = os.Remove(dir)
+		return nil, err
+	}
+	return lock, nil
+}
+
 func ownerName() string {
 	uid := os.Geteuid()
 	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
@@ -192,9 +210,36 @@ func ownerName() string {
 	return strconv.Itoa(uid)
 }
 
+// lock takes the container's lock and rereads its state: what was loaded
+// before may be stale (the container deleted, or made again with the same
+// id, in the meantime).
+func (c *Container) lock() (*os.File, error) {
+	lock, err := lockDir(c.dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("container %s %w", c.st.ID, ErrNotExist)
+		}
+		return nil, err
+	}
+	st, err := readState(c.dir)
+	if err != nil {
+		lock.Close()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("container %s %w", c.st.ID, ErrNotExist)
+		}
+		return nil, fmt.Errorf("container %s: %w", c.st.ID, err)
+	}
+	if st.ID != c.st.ID {
+		lock.Close()
+		return nil, fmt.Errorf("container %s: %w: state.json names %q", c.st.ID, ErrInvalidState, st.ID)
+	}
+	c.st = st
+	return lock, nil
+}
+
 // Start lets a created container's init execute the user program.
 func (c *Container) Start() error {
-	lock, err := lockDir(c.dir)
+	lock, err := c.lock()
 	if err != nil {
 		return err
 	}
@@ -338,7 +383,7 @@ func (c *Container) signalAll(sig unix.Signal) error {
 // Delete removes a stopped or created container; force also kills a
 // running one. Poststop hooks run last; their failure is a warning.
 func (c *Container) Delete(force bool) error {
-	lock, err := lockDir(c.dir)
+	lock, err := c.lock()
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,7 +66,8 @@ func ValidateID(id string) error {
 }
 
 // writeState stores st atomically: a temp file in the same directory,
-// fsynced, then renamed over state.json (never rewritten in place).
+// fsynced, renamed over state.json (never rewritten in place), and the
+// directory fsynced so that the rename itself survives a crash.
 func writeState(dir string, st *persisted) error {
 	b, err := json.Marshal(st)
 	if err != nil {
@@ -89,7 +91,21 @@ func writeState(dir string, st *persisted) error {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("write state: %w", err)
 	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
 	return nil
+}
+
+// syncDir fsyncs a directory: what makes a rename in it durable. A
+// variable so that a test can see it happen.
+var syncDir = func(dir string) error {
+	d, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // readState loads and checks state.json from a container directory.
@@ -117,21 +133,63 @@ func parseState(b []byte) (*persisted, error) {
 }
 
 // lockDir takes an exclusive flock on a container directory; every command
-// that changes a container holds it.
+// that changes a container holds it. The lock is on the directory itself:
+// once it is held, the path is checked to still name the locked directory,
+// so a directory removed (and perhaps made again for a new container of
+// the same id) while we waited is reported as gone (fs.ErrNotExist), never
+// locked by mistake.
 func lockDir(dir string) (*os.File, error) {
-	f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	f, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
-	if err != nil {
+	return lockOpenDir(f, dir)
+}
+
+// lockOpenDir takes the flock on f, the directory opened at path dir, and
+// checks that dir still names it (see lockDir). It consumes f.
+func lockOpenDir(f *os.File, dir string) (*os.File, error) {
+	if err := flock(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	var locked, now unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &locked); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	if err := unix.Lstat(dir, &now); err != nil || now.Dev != locked.Dev || now.Ino != locked.Ino {
+		f.Close()
+		return nil, &fs.PathError{Op: "lock", Path: dir, Err: fs.ErrNotExist}
+	}
+	return f, nil
+}
+
+func openDir(dir string) (*os.File, error) {
+	return os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+}
+
+func flock(f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+// lockRoot takes the state root's own lock. A container directory appears
+// (mkdir) and gets its lock under it, and stale-state clean-up opens a
+// directory only under it: no one can see a new directory before its
+// creator has locked it.
+func (r *Runtime) lockRoot() (*os.File, error) {
+	f, err := openDir(r.Root)
+	if err != nil {
+		return nil, err
+	}
+	if err := flock(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", r.Root, err)
 	}
 	return f, nil
 }

@@ -2,8 +2,11 @@ package libbox
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -116,4 +119,132 @@ func TestLoadUnknownAndStatusOfDeadInit(t *testing.T) {
 	if ids, err := rt.List(); err != nil || len(ids) != 1 || ids[0] != "c" {
 		t.Fatalf("List = %v, %v", ids, err)
 	}
+}
+
+func TestWriteStateSyncsTheDirectoryAfterTheRename(t *testing.T) {
+	dir := t.TempDir()
+	var synced []string
+	orig := syncDir
+	syncDir = func(d string) error {
+		// The rename must already have happened: the directory entry is
+		// what the fsync makes durable.
+		if _, err := os.Stat(filepath.Join(d, stateFile)); err != nil {
+			t.Errorf("directory fsynced before state.json was renamed into it: %v", err)
+		}
+		synced = append(synced, d)
+		return orig(d)
+	}
+	defer func() { syncDir = orig }()
+	st := &persisted{ID: "c", InitPid: 1, Config: &Config{}}
+	if err := writeState(dir, st); err != nil {
+		t.Fatal(err)
+	}
+	if len(synced) != 1 || synced[0] != dir {
+		t.Fatalf("directories fsynced: %q, want [%q]", synced, dir)
+	}
+}
+
+// blockedOnFlock reports (nil) once some process waits for an flock on the
+// file with inode ino (a "->" line in /proc/locks), or an error after a
+// generous deadline; closing stop ends the watch.
+func blockedOnFlock(ino uint64, stop <-chan struct{}) <-chan error {
+	ch := make(chan error, 1)
+	suffix := ":" + strconv.FormatUint(ino, 10)
+	go func() {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			b, err := os.ReadFile("/proc/locks")
+			if err != nil {
+				ch <- err
+				return
+			}
+			for _, l := range strings.Split(string(b), "\n") {
+				f := strings.Fields(l)
+				if len(f) > 6 && f[1] == "->" && f[2] == "FLOCK" && strings.HasSuffix(f[6], suffix) {
+					ch <- nil
+					return
+				}
+			}
+		}
+		ch <- fmt.Errorf("nobody waited for the flock on inode %d within 30s", ino)
+	}()
+	return ch
+}
+
+func TestRemoveStaleCannotRemoveADirectoryCreateHasNotLockedYet(t *testing.T) {
+	rt := &Runtime{Root: t.TempDir()}
+	// Create's window: the directory exists, its lock not taken yet. Create
+	// holds the root's lock across it (newStateDir); so does the test.
+	rootLock, err := rt.lockRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := rt.dir("c")
+	if err := os.Mkdir(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	var rootSt unix.Stat_t
+	if err := unix.Stat(rt.Root, &rootSt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- rt.RemoveStale("c") }()
+	stop := make(chan struct{})
+	defer close(stop)
+	select {
+	case err := <-done:
+		t.Fatalf("RemoveStale ran inside create's window (returned %v); the directory exists: %v", err, dirExists(dir))
+	case err := <-blockedOnFlock(rootSt.Ino, stop):
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Create goes on: locks its directory, lets go of the root, writes
+	// its state.
+	lock, err := lockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootLock.Close()
+	if err := writeState(dir, &persisted{ID: "c", InitPid: 1, Config: &Config{}}); err != nil {
+		t.Fatal(err)
+	}
+	lock.Close()
+	if err := <-done; !errors.Is(err, ErrExist) {
+		t.Fatalf("RemoveStale of a container that got its state = %v, want ErrExist", err)
+	}
+	if !dirExists(dir) {
+		t.Fatal("RemoveStale removed the directory of a container being created")
+	}
+}
+
+func TestLockDirOfAReplacedDirectoryIsNotExist(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "c")
+	if err := os.Mkdir(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	f, err := openDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Removed and made again (a new container with the same id) between
+	// the open and the lock.
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lockOpenDir(f, dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("lock of a replaced directory = %v, want fs.ErrNotExist", err)
+	}
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
