@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
@@ -27,24 +29,75 @@ func isRootless(c *cli.Context) bool {
 	return os.Geteuid() != 0
 }
 
-// stateRoot is --root, or the default for this user.
-func stateRoot(c *cli.Context) string {
+// Default state roots, as runc's: root's, and an unprivileged user's below
+// $XDG_RUNTIME_DIR.
+const (
+	rootStateRoot = "/run/nanobox-runc"
+	xdgStateName  = "nanobox-runc"
+)
+
+// stateRoot is --root, or the default for this user: /run/nanobox-runc for
+// root, $XDG_RUNTIME_DIR/nanobox-runc for anyone else. A default root is
+// checked (see checkDefaultRoot); --root is taken as given.
+func stateRoot(c *cli.Context) (string, error) {
 	if r := c.String("root"); r != "" {
-		return r
+		return filepath.Abs(r)
 	}
-	if os.Geteuid() == 0 {
-		return "/run/nanobox-runc"
+	uid := os.Geteuid()
+	if uid == 0 {
+		return rootStateRoot, checkDefaultRoot(rootStateRoot, false)
 	}
-	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
-		return filepath.Join(x, "nanobox-runc")
+	x := os.Getenv("XDG_RUNTIME_DIR")
+	if x == "" {
+		// No fallback to a shared directory such as /tmp: a predictable
+		// path there can be made (or be a symlink) by another user first.
+		return "", fmt.Errorf("no state root: XDG_RUNTIME_DIR is not set, and uid %d cannot use %s: set XDG_RUNTIME_DIR to a directory of yours (a login session's /run/user/%d) or pass --root DIR",
+			uid, rootStateRoot, uid)
 	}
-	return filepath.Join(os.TempDir(), "nanobox-runc-"+strconv.Itoa(os.Geteuid()))
+	if !filepath.IsAbs(x) {
+		return "", fmt.Errorf("no state root: XDG_RUNTIME_DIR %q is not an absolute path: fix it or pass --root DIR", x)
+	}
+	root := filepath.Join(x, xdgStateName)
+	return root, checkDefaultRoot(root, true)
+}
+
+// checkDefaultRoot makes sure a default state root is a real directory of
+// the caller's, not a symlink or someone else's directory that would hold
+// (or redirect) its containers' state. In $XDG_RUNTIME_DIR it is created
+// as runc does: 0700 with the sticky bit, which keeps a session cleaner
+// from pruning it (XDG Base Directory spec). Root's is made by create.
+func checkDefaultRoot(root string, xdg bool) error {
+	if xdg {
+		if err := os.Mkdir(root, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("create state root %s: %w", root, err)
+		}
+	}
+	fi, err := os.Lstat(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("state root: %w", err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+		return fmt.Errorf("state root %s is not a directory (%s): remove it, or pass --root DIR", root, fi.Mode().Type())
+	}
+	uid := os.Geteuid()
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != uid {
+		return fmt.Errorf("state root %s belongs to uid %d, not to you (uid %d): remove it, or pass --root DIR", root, st.Uid, uid)
+	}
+	if xdg && (fi.Mode().Perm() != 0o700 || fi.Mode()&fs.ModeSticky == 0) {
+		if err := os.Chmod(root, 0o700|fs.ModeSticky); err != nil {
+			return fmt.Errorf("state root %s: %w", root, err)
+		}
+	}
+	return nil
 }
 
 func newRuntime(c *cli.Context) (*libbox.Runtime, error) {
-	root, err := filepath.Abs(stateRoot(c))
+	root, err := stateRoot(c)
 	if err != nil {
-		return nil, fmt.Errorf("state root: %w", err)
+		return nil, err
 	}
 	return &libbox.Runtime{Root: root, Rootless: isRootless(c)}, nil
 }
@@ -180,18 +233,24 @@ func dialConsoleSocket(path string) (*os.File, error) {
 }
 
 // writePidFile writes pid in decimal with no newline (conmon and the
-// containerd shim parse it strictly), atomically: a temp file renamed.
+// containerd shim parse it strictly), atomically: a temp file of a unique
+// name in the same directory, renamed over path. (A fixed temp name, left
+// behind by a run that was killed, would make every later write fail.)
 func writePidFile(path string, pid int) error {
 	path, err := filepath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("pid file: %w", err)
 	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY|unix.O_NOFOLLOW, 0o644)
+	// O_EXCL, and so no following a planted symlink.
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("write pid file: %w", err)
 	}
-	_, err = f.WriteString(strconv.Itoa(pid))
+	tmp := f.Name()
+	err = f.Chmod(0o644)
+	if err == nil {
+		_, err = f.WriteString(strconv.Itoa(pid))
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

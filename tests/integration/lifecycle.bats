@@ -182,3 +182,17 @@ teardown() {
 	testcontainer "$CID-b" running
 	runtime_ok delete --force "$CID-b"
 }
+
+@test "create --pid-file: a temp file left by a killed run does not stop the write" {
+	pd="$BATS_TEST_TMPDIR/pids"
+	mkdir "$pd"
+	give_to_user "$pd"
+	# What the fixed temp name of an older nanobox-runc left behind.
+	as_user touch "$pd/.ctr.pid.tmp"
+	set_args sleep 1000
+	runtime_ok create -b "$BUNDLE" --pid-file "$pd/ctr.pid" "$CID"
+	[ "$(cat "$pd/ctr.pid")" = "$(container_pid "$CID")" ]
+	[ "$(stat -c %a "$pd/ctr.pid")" = 644 ]
+	# Nothing of its own is left beside it.
+	[ "$(ls -A "$pd" | sort | tr '\n' ' ')" = ".ctr.pid.tmp ctr.pid " ]
+}

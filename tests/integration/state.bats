@@ -97,3 +97,60 @@ teardown() {
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 }
+
+# as_user_env ENV... -- CMD...: as_user with the environment changed (env
+# arguments: -u NAME or NAME=VALUE).
+as_user_env() {
+	local envargs=()
+	while [[ $1 != -- ]]; do
+		envargs+=("$1")
+		shift
+	done
+	shift
+	"${AS_USER[@]}" env "${envargs[@]}" "$@"
+}
+
+@test "state: rootless without XDG_RUNTIME_DIR has no default root, and nothing is made in /tmp" {
+	requires rootless
+	tmpdefault="/tmp/nanobox-runc-$(test_uid)"
+	[ ! -e "$tmpdefault" ] || skip "$tmpdefault exists already (left by an older nanobox-runc)"
+	run as_user_env -u XDG_RUNTIME_DIR -- "$RUNTIME" list
+	echo "$output"
+	[ "$status" -ne 0 ]
+	if ! is_runc; then
+		[[ "$output" == *"XDG_RUNTIME_DIR is not set"* ]]
+		[[ "$output" == *"--root"* ]]
+	fi
+	[ ! -e "$tmpdefault" ] || fail "a predictable $tmpdefault was created"
+	set_args sleep 1000
+	run as_user_env -u XDG_RUNTIME_DIR -- "$RUNTIME" create -b "$BUNDLE" "$CID"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ ! -e "$tmpdefault" ] || fail "a predictable $tmpdefault was created"
+}
+
+@test "state: a default root that is a symlink or not the user's own is refused" {
+	requires rootless
+	skip_if_runc "runc 1.1.5 follows a symlinked state root (MkdirAll + chmod)"
+	xdg="$BATS_TEST_TMPDIR/xdg2"
+	mkdir -p "$xdg" "$BATS_TEST_TMPDIR/elsewhere"
+	give_to_user "$xdg" "$BATS_TEST_TMPDIR/elsewhere"
+	chmod 0700 "$xdg"
+	ln -s "$BATS_TEST_TMPDIR/elsewhere" "$xdg/nanobox-runc"
+	run as_user_env XDG_RUNTIME_DIR="$xdg" -- "$RUNTIME" list
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"state root $xdg/nanobox-runc is not a directory"* ]]
+	rm "$xdg/nanobox-runc"
+	# Made first by someone else (root here).
+	mkdir -m 0777 "$xdg/nanobox-runc"
+	run as_user_env XDG_RUNTIME_DIR="$xdg" -- "$RUNTIME" list
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"belongs to uid 0, not to you"* ]]
+	rmdir "$xdg/nanobox-runc"
+	# Its own, made as runc makes it: 0700 and sticky.
+	run as_user_env XDG_RUNTIME_DIR="$xdg" -- "$RUNTIME" list
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a "$xdg/nanobox-runc")" = 1700 ]
+}
