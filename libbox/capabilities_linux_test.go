@@ -157,11 +157,11 @@ func TestPlanCapabilities(t *testing.T) {
 // A config the kernel would refuse halfway fails before setupProcess changes
 // anything, so it is safe to call here.
 func TestSetupProcessRejectsBadCapabilitiesFirst(t *testing.T) {
-	_, err := setupProcess(&Process{
+	_, _, err := setupProcess(&Process{
 		User:         User{UID: 4242},
 		Rlimits:      []Rlimit{{Type: unix.RLIMIT_NOFILE, Soft: 1, Hard: 1}},
 		Capabilities: &Capabilities{Ambient: []string{"CAP_KILL"}},
-	}, false)
+	}, false, false)
 	want := "set capabilities: ambient capabilities CAP_KILL must also be in the permitted and inheritable sets"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)

@@ -279,9 +279,13 @@ func (c *Container) Start() error {
 			break
 		}
 	}
+	failed := startFailure(fifo)
 	// The fifo's absence is what marks the container as running.
 	if err := os.Remove(fifo); err != nil {
 		return fmt.Errorf("remove exec fifo: %w", err)
+	}
+	if failed != nil {
+		return fmt.Errorf("container %s: %w", c.st.ID, failed)
 	}
 	if hooks := c.st.Config.Hooks.Poststart; len(hooks) > 0 {
 		// OCI: a failing poststart hook is logged; the container runs on.
@@ -290,6 +294,28 @@ func (c *Container) Start() error {
 		}
 	}
 	return nil
+}
+
+// startFailure reads what init left in the exec fifo, once it has no
+// reader left: nothing when the program was executed; the error text when
+// init failed after the start byte (filters, startContainer hooks, execve;
+// init_linux.go); the start byte itself when init died before reading it.
+// The data outlives init because Start still holds the fifo open.
+func startFailure(fifo string) error {
+	fd, err := unix.Open(fifo, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil // nothing to read it through; the status tells the rest
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 4097)
+	n, err := unix.Read(fd, buf)
+	switch {
+	case err != nil || n <= 0:
+		return nil
+	case n == 1 && buf[0] == '1':
+		return errors.New("init exited before it could start the program")
+	}
+	return errors.New(string(buf[:n]))
 }
 
 // WarningError is an error the operation survived: it completed, and the

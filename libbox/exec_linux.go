@@ -182,24 +182,27 @@ func initExec(sock *syncSocket, ec *execConfig) error {
 		return errors.New("exec: no process received")
 	}
 	_ = unix.Close(ec.ExeFd)
+	// First, so that nothing is left to do under a seccomp filter that
+	// may deny close_range (see initContainer).
+	if err := closeExtraFDs(ec.PreserveFds); err != nil {
+		return err
+	}
 	if err := setDumpable(false); err != nil {
 		return err
 	}
 	p := ec.Process
-	filters, path, env, err := prepareProcess(sock, p, ec.ConsoleSocketFd, false, ec.Rootless, ec.Seccomp, ec.Landlock)
+	pe, err := prepareProcess(p, ec.ConsoleSocketFd, false, ec.Rootless, ec.Seccomp, ec.Landlock)
 	if err != nil {
 		return err
 	}
 	// In the container's cgroup by now (the parent moved us before
 	// sending the config).
 	if err := applyExecAffinity(p.ExecCPUAffinity); err != nil {
+		pe.filters.close()
 		return err
 	}
-	if err := closeExtraFDs(ec.PreserveFds); err != nil {
-		return err
-	}
-	if err := filters.apply(); err != nil {
-		return err
-	}
-	return finalExec(path, p.Args, env)
+	// The sync socket stays open until execve (close-on-exec): a failure
+	// from here on reaches the runtime like any other, and so does the
+	// notify fd of a filter with a notify rule.
+	return pe.run(sock, nil, nil)
 }

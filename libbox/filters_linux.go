@@ -1,6 +1,10 @@
 package libbox
 
-import "golang.org/x/sys/unix"
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
 
 // filters are a process's Landlock ruleset and seccomp filter: prepared
 // (compiled, paths opened, kernel support checked) while errors can still
@@ -8,45 +12,58 @@ import "golang.org/x/sys/unix"
 //
 // The order, in init (and in exec, with the container's policies):
 //
-//  1. mounts, pivot_root, console, cwd
-//  2. prepareFilters: Landlock ruleset built (container paths, as the
-//     container's root), seccomp compiled; the seccomp filter is installed
-//     here only when it cannot wait (below)
-//  3. setupProcess: rlimits, user, capabilities, no_new_privs
-//  4. chdir, lookPath, ready, wait for start, startContainer hooks, fds
-//     marked close-on-exec
-//  5. filters.apply: landlock_restrict_self, then seccomp, then execve
+//  1. every inherited fd above the preserved ones marked close-on-exec
+//  2. mounts, pivot_root, console
+//  3. prepareFilters: Landlock ruleset built (container paths, as the
+//     container's root), seccomp compiled
+//  4. setupProcess: rlimits, cwd, user, capabilities, no_new_privs
+//  5. lookPath; init: ready, wait for start
+//  6. apply: landlock_restrict_self, seccomp(2), and, when CAP_SYS_ADMIN
+//     was held only for seccomp(2), capset to the process's own sets
+//  7. init: startContainer hooks (forked from this thread, so under both
+//     filters, as runc runs them)
+//  8. execve
 //
-// So neither the runtime's own work nor the startContainer hooks run under
-// the container's policies, and the filter sees nothing but execve. Two
-// cases install seccomp in step 2 instead, as runc does:
+// A profile may deny anything it does not list (a default action of
+// ERRNO, KILL...), so nothing the runtime itself needs happens after step
+// 6 but the capset of that step, the hooks the config asked for, and
+// execve. seccomp(2) needs no_new_privs or CAP_SYS_ADMIN: with
+// noNewPrivileges false and no Landlock policy (which sets no_new_privs
+// itself), a process whose own sets lack CAP_SYS_ADMIN keeps it in its
+// effective and permitted sets from step 4 to step 6 (runc installs the
+// filter before the credentials change instead, and then needs every call
+// of step 4 and 5 allowed). A failure after `start` (steps 6 to 8) is
+// reported to `start` through the exec fifo (init_linux.go).
 //
-//   - no_new_privs is off and no Landlock policy sets it: seccomp(2)
-//     needs no_new_privs or CAP_SYS_ADMIN, which step 3 may drop;
-//   - a rule uses notify: the listener fd must reach the runtime over the
-//     sync socket, which closes at ready. The filter must then allow what
-//     the runtime does in steps 3-5 (Docker's default profile does).
+// One case installs seccomp at the end of step 4 instead: a rule uses
+// notify, and the listener fd must reach the runtime over the sync socket,
+// which init closes at ready. The filter must then allow what init does
+// in steps 5 and 6 (write, close, read; Docker's default profile does).
 type filters struct {
 	landlockFd    int
 	landlockFlags uint32
-	// seccomp is the filter still to install at apply (nil: none, or
-	// already installed).
+	// seccomp is the filter still to install (nil: none, or already
+	// installed).
 	seccomp *seccompProgram
+	// noNewPrivs: the process sets no_new_privs in step 4.
+	noNewPrivs bool
+	// finalCaps, when set, are the process's own capability sets, to
+	// return to once seccomp(2) no longer needs CAP_SYS_ADMIN.
+	finalCaps *capState
 }
 
-// prepareFilters is step 2 above, for process p with the container's
-// seccomp and Landlock policies (either may be nil). sock is the sync
-// socket to the runtime, for the notify fd.
-func prepareFilters(sock *syncSocket, p *Process, sc *Seccomp, ll *Landlock) (_ *filters, retErr error) {
-	f := &filters{landlockFd: -1}
+// prepareFilters is step 3 above, for process p with the container's
+// seccomp and Landlock policies (either may be nil).
+func prepareFilters(p *Process, sc *Seccomp, ll *Landlock) (_ *filters, retErr error) {
+	f := &filters{landlockFd: -1, noNewPrivs: p.NoNewPrivileges}
 	if ll != nil {
 		var err error
 		if f.landlockFd, f.landlockFlags, err = prepareLandlock(ll); err != nil {
 			return nil, err
 		}
 		defer func() {
-			if retErr != nil && f.landlockFd >= 0 {
-				unix.Close(f.landlockFd)
+			if retErr != nil {
+				f.close()
 			}
 		}()
 	}
@@ -57,25 +74,65 @@ func prepareFilters(sock *syncSocket, p *Process, sc *Seccomp, ll *Landlock) (_ 
 	if err != nil {
 		return nil, err
 	}
-	// Landlock sets no_new_privs in apply when the process needs it.
-	if !prog.listener && (p.NoNewPrivileges || f.landlockFd >= 0) {
-		f.seccomp = prog
-		return f, nil
-	}
-	fd, err := prog.install()
-	if err != nil {
-		return nil, err
-	}
-	if fd >= 0 {
-		if err := sendSeccompFd(sock, fd); err != nil {
-			return nil, err
-		}
-	}
+	f.seccomp = prog
 	return f, nil
 }
 
-// apply is step 5: Landlock, then seccomp. Nothing but execve may follow.
-func (f *filters) apply() error {
+// needsSysAdmin reports whether seccomp(2) will need CAP_SYS_ADMIN when it
+// is installed: no no_new_privs from the config, and none from Landlock.
+func (f *filters) needsSysAdmin() bool {
+	return f != nil && f.seccomp != nil && !f.noNewPrivs && f.landlockFd < 0
+}
+
+// listener reports whether the filter still to install returns a notify fd.
+func (f *filters) listener() bool {
+	return f != nil && f.seccomp != nil && f.seccomp.listener
+}
+
+// installSeccomp loads the seccomp filter now; a notify fd goes to the
+// runtime over sock. Used for a notify filter in init, before ready.
+func (f *filters) installSeccomp(sock *syncSocket) error {
+	if f == nil || f.seccomp == nil {
+		return nil
+	}
+	prog := f.seccomp
+	f.seccomp = nil
+	fd, err := prog.install()
+	if err != nil {
+		return err
+	}
+	if fd >= 0 {
+		if sock == nil {
+			unix.Close(fd)
+			return fmt.Errorf("seccomp: no channel to the runtime for the notify fd")
+		}
+		if err := sendSeccompFd(sock, fd); err != nil {
+			return err
+		}
+	}
+	return f.restoreCaps()
+}
+
+// restoreCaps drops the CAP_SYS_ADMIN held for seccomp(2). It runs under
+// the filter: a profile that denies capset fails the start instead of
+// leaving the program a capability it was not given.
+func (f *filters) restoreCaps() error {
+	if f.finalCaps == nil {
+		return nil
+	}
+	caps := *f.finalCaps
+	f.finalCaps = nil
+	if err := capset(caps); err != nil {
+		return fmt.Errorf("drop CAP_SYS_ADMIN, held only to install the seccomp filter: %w: the seccomp profile must allow capset, or set process.noNewPrivileges", err)
+	}
+	return nil
+}
+
+// apply is step 6: Landlock, then seccomp, then the capabilities. sock
+// carries a notify fd to the runtime (exec; nil in init, whose notify
+// filter is installed before ready). Nothing but the startContainer hooks
+// and execve may follow.
+func (f *filters) apply(sock *syncSocket) error {
 	if f == nil {
 		return nil
 	}
@@ -87,11 +144,16 @@ func (f *filters) apply() error {
 		}
 	}
 	if f.seccomp != nil {
-		// No listener here: a filter with one was installed in
-		// prepareFilters.
-		if _, err := f.seccomp.install(); err != nil {
-			return err
-		}
+		return f.installSeccomp(sock)
 	}
-	return nil
+	return f.restoreCaps()
+}
+
+// close releases what prepareFilters opened, for a process that fails
+// before apply.
+func (f *filters) close() {
+	if f != nil && f.landlockFd >= 0 {
+		unix.Close(f.landlockFd)
+		f.landlockFd = -1
+	}
 }

@@ -1,30 +1,35 @@
 package libbox
 
 import (
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 )
 
-// TestFiltersWhen checks when the seccomp filter goes in: at apply (just
-// before execve) when the process can install it there, in prepareFilters
-// when it could not (no no_new_privs and no Landlock to set it) or when the
-// notify fd must reach the runtime.
+// denyPgid filters getpgid(1000001) with EXDEV: a probe no runtime code
+// makes by itself.
+func denyPgid() *Seccomp {
+	return &Seccomp{DefaultAction: SeccompAllow, Syscalls: []SeccompRule{{Names: []string{"getpgid"}, Action: SeccompErrno,
+		Errno: uintp(uint(unix.EXDEV)), Args: []SeccompArg{{Value: 1000001, Op: SeccompEqual}}}}}
+}
+
+func pgidFiltered() bool { return getpgid(1000001) == unix.EXDEV }
+
+// TestFiltersWhen checks that the seccomp filter goes in at apply (after
+// `start`, right before the startContainer hooks and execve) whatever
+// no_new_privs says, and that only a process which could not otherwise
+// install it is asked to hold CAP_SYS_ADMIN until then.
 func TestFiltersWhen(t *testing.T) {
-	deny := func() *Seccomp {
-		return &Seccomp{DefaultAction: SeccompAllow, Syscalls: []SeccompRule{{Names: []string{"getpgid"}, Action: SeccompErrno,
-			Errno: uintp(uint(unix.EXDEV)), Args: []SeccompArg{{Value: 1000001, Op: SeccompEqual}}}}}
-	}
-	filtered := func() bool { return getpgid(1000001) == unix.EXDEV }
 	for _, tc := range []struct {
 		name     string
 		nnp      bool
 		landlock *Landlock
-		early    bool
+		sysAdmin bool
 	}{
-		{"no_new_privs: late", true, nil, false},
-		{"no no_new_privs: early", false, nil, true},
-		{"no no_new_privs, landlock sets it: late", false, &Landlock{ReadWrite: []string{"/"}}, false},
+		{"no_new_privs", true, nil, false},
+		{"no no_new_privs: CAP_SYS_ADMIN until apply", false, nil, true},
+		{"no no_new_privs, landlock sets it", false, &Landlock{ReadWrite: []string{"/"}}, false},
 	} {
 		if tc.landlock != nil && landlockABI() < 1 {
 			t.Logf("%s: skipped, no Landlock", tc.name)
@@ -32,33 +37,38 @@ func TestFiltersWhen(t *testing.T) {
 		}
 		onThrowawayThread(func() {
 			// The test thread stands in for init: no_new_privs (set by
-			// setupProcess in init) is what makes the late install legal.
+			// setupProcess in init) or the CAP_SYS_ADMIN held for it is
+			// what makes the install legal; set no_new_privs here so the
+			// test needs no capability.
 			if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 				t.Error(err)
 				return
 			}
-			f, err := prepareFilters(nil, &Process{NoNewPrivileges: tc.nnp}, deny(), tc.landlock)
+			f, err := prepareFilters(&Process{NoNewPrivileges: tc.nnp}, denyPgid(), tc.landlock)
 			if err != nil {
 				t.Errorf("%s: %v", tc.name, err)
 				return
 			}
-			if got := filtered(); got != tc.early {
-				t.Errorf("%s: filtered after prepare %v, want %v", tc.name, got, tc.early)
+			if got := f.needsSysAdmin(); got != tc.sysAdmin {
+				t.Errorf("%s: needsSysAdmin %v, want %v", tc.name, got, tc.sysAdmin)
 			}
-			if err := f.apply(); err != nil {
+			if pgidFiltered() {
+				t.Errorf("%s: filtered before apply", tc.name)
+			}
+			if err := f.apply(nil); err != nil {
 				t.Errorf("%s: apply: %v", tc.name, err)
 			}
-			if !filtered() {
+			if !pgidFiltered() {
 				t.Errorf("%s: not filtered after apply", tc.name)
 			}
-			// Applied once: a second apply has nothing left to do.
-			if f.seccomp != nil && tc.early {
-				t.Errorf("%s: early filter kept for apply", tc.name)
+			if f.seccomp != nil {
+				t.Errorf("%s: filter kept after apply", tc.name)
 			}
 		})
 	}
 
-	// A notify filter goes in early and its fd to the runtime.
+	// A notify filter goes in when asked (init: before ready) and its fd to
+	// the runtime.
 	parent, child, err := newSyncPair()
 	if err != nil {
 		t.Fatal(err)
@@ -71,17 +81,27 @@ func TestFiltersWhen(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		s := deny()
+		s := denyPgid()
 		s.ListenerPath = "/run/agent.sock"
 		s.Syscalls = append(s.Syscalls, SeccompRule{Names: []string{"getpgid"}, Action: SeccompNotify,
 			Args: []SeccompArg{{Value: 1000002, Op: SeccompEqual}}})
-		f, err := prepareFilters(csock, &Process{NoNewPrivileges: true}, s, nil)
+		f, err := prepareFilters(&Process{NoNewPrivileges: true}, s, nil)
 		if err != nil {
 			t.Error(err)
 			return
 		}
-		if !filtered() || f.seccomp != nil {
-			t.Error("notify filter not installed by prepareFilters")
+		if !f.listener() {
+			t.Error("a notify filter is not a listener")
+		}
+		if err := f.installSeccomp(csock); err != nil {
+			t.Error(err)
+			return
+		}
+		if !pgidFiltered() || f.seccomp != nil {
+			t.Error("notify filter not installed")
+		}
+		if err := f.apply(nil); err != nil {
+			t.Errorf("apply after install: %v", err)
 		}
 	})
 	if _, err := psock.expect(syncSeccompFd); err != nil {
@@ -94,11 +114,65 @@ func TestFiltersWhen(t *testing.T) {
 	unix.Close(fd)
 
 	// nil policies: nothing to do.
-	f, err := prepareFilters(nil, &Process{}, nil, nil)
-	if err != nil || f.apply() != nil {
+	f, err := prepareFilters(&Process{}, nil, nil)
+	if err != nil || f.apply(nil) != nil {
 		t.Errorf("no policies: %v", err)
 	}
-	if (*filters)(nil).apply() != nil {
+	if (*filters)(nil).apply(nil) != nil {
 		t.Error("nil filters apply failed")
 	}
+}
+
+// TestFiltersDropSysAdmin installs a filter the way init does without
+// no_new_privs: with CAP_SYS_ADMIN held for it, dropped right after. And a
+// profile that denies capset fails the apply instead of leaving the
+// capability behind.
+func TestFiltersDropSysAdmin(t *testing.T) {
+	old, err := capget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !old.effective.has(unix.CAP_SYS_ADMIN) {
+		t.Skip("needs CAP_SYS_ADMIN: the filter is installed without no_new_privs")
+	}
+	final := old
+	final.effective &^= 1 << unix.CAP_SYS_ADMIN
+	final.permitted &^= 1 << unix.CAP_SYS_ADMIN
+	onThrowawayThread(func() {
+		f, err := prepareFilters(&Process{}, denyPgid(), nil)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		f.finalCaps = &final
+		if err := f.apply(nil); err != nil {
+			t.Errorf("apply: %v", err)
+			return
+		}
+		if !pgidFiltered() {
+			t.Error("not filtered after apply")
+		}
+		now, err := capget()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if now.effective.has(unix.CAP_SYS_ADMIN) || now.permitted.has(unix.CAP_SYS_ADMIN) {
+			t.Errorf("CAP_SYS_ADMIN still held after apply: %+v", now)
+		}
+	})
+	onThrowawayThread(func() {
+		s := denyPgid()
+		s.Syscalls = append(s.Syscalls, SeccompRule{Names: []string{"capset"}, Action: SeccompErrno})
+		f, err := prepareFilters(&Process{}, s, nil)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		f.finalCaps = &final
+		err = f.apply(nil)
+		if err == nil || !strings.Contains(err.Error(), "the seccomp profile must allow capset") {
+			t.Errorf("apply with capset denied: %v", err)
+		}
+	})
 }

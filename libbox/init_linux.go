@@ -55,6 +55,12 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	}
 	cfg := ic.Config
 	_ = unix.Close(ic.ExeFd)
+	// First of all, so that no hook and no later step can hand one of the
+	// runtime's descriptors on, and so that nothing of it is left to do
+	// under a seccomp filter that may deny close_range.
+	if err := closeExtraFDs(ic.PreserveFds); err != nil {
+		return err
+	}
 	// oom_score_adj is written while init is still dumpable: a
 	// non-dumpable process's /proc files belong to the host's root, and a
 	// rootless init could no longer open its own.
@@ -81,8 +87,10 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			return err
 		}
 	}
+	var rootfs string
 	if ic.NewMountNS {
-		if err := prepareRootfs(cfg); err != nil {
+		var err error
+		if rootfs, err = prepareRootfs(cfg); err != nil {
 			return fmt.Errorf("prepare rootfs: %w", err)
 		}
 	}
@@ -95,9 +103,17 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		}
 	}
 	// createContainer hooks run in the container's mount namespace before
-	// pivot_root (OCI runtime spec, "Lifecycle").
-	if err := runHooks("createContainer", cfg.Hooks.CreateContainer, marshalState(ic.State)); err != nil {
-		return err
+	// pivot_root (OCI runtime spec, "Lifecycle"), in the container's root
+	// directory, as runc runs them.
+	if len(cfg.Hooks.CreateContainer) > 0 {
+		if rootfs != "" {
+			if err := unix.Chdir(rootfs); err != nil {
+				return fmt.Errorf("chdir to rootfs %s for createContainer hooks: %w", rootfs, err)
+			}
+		}
+		if err := runHooks("createContainer", cfg.Hooks.CreateContainer, marshalState(ic.State)); err != nil {
+			return err
+		}
 	}
 	if ic.NewMountNS {
 		if err := pivotRootfs(cfg); err != nil {
@@ -137,9 +153,15 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			return fmt.Errorf("create cwd %s: %w", p.Cwd, err)
 		}
 	}
-	filters, path, env, err := prepareProcess(sock, p, ic.ConsoleSocketFd, ic.NewMountNS, ic.Rootless, cfg.Seccomp, cfg.Landlock)
+	pe, err := prepareProcess(p, ic.ConsoleSocketFd, ic.NewMountNS, ic.Rootless, cfg.Seccomp, cfg.Landlock)
 	if err != nil {
 		return err
+	}
+	if pe.filters.listener() {
+		// The notify fd can only reach the runtime before ready.
+		if err := pe.filters.installSeccomp(sock); err != nil {
+			return err
+		}
 	}
 	if err := sock.send(syncMsg{Type: syncReady}); err != nil {
 		return err
@@ -149,61 +171,102 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		// The parent is gone; nobody reads errors any more.
 		os.Exit(1)
 	}
+	// From here on the one to tell is `start`, through the exec fifo.
+	var state []byte
 	if len(cfg.Hooks.StartContainer) > 0 {
 		st := *ic.State
 		st.Status = Created
-		if err := runHooks("startContainer", cfg.Hooks.StartContainer, marshalState(&st)); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
+		state = marshalState(&st)
 	}
-	if err := closeExtraFDs(ic.PreserveFds); err != nil {
+	err = pe.run(nil, cfg.Hooks.StartContainer, state)
+	reportStartFailure(ic.FifoFd, err)
+	os.Exit(1)
+	return nil
+}
+
+// pendingExec is a process set up and ready to execute its program: what
+// is left is the filters (filters_linux.go), the startContainer hooks (for
+// init) and execve.
+type pendingExec struct {
+	filters   *filters
+	path      string
+	args, env []string
+}
+
+// run applies the filters, runs the startContainer hooks under them and
+// executes the program; it returns only on failure. sock carries a notify
+// fd to the runtime (exec only).
+func (pe *pendingExec) run(sock *syncSocket, hooks []Hook, state []byte) error {
+	if err := pe.filters.apply(sock); err != nil {
 		return err
 	}
-	// Landlock, then seccomp: nothing but execve runs under them.
-	if err := filters.apply(); err != nil {
+	if err := runHooks("startContainer", hooks, state); err != nil {
 		return err
 	}
-	return finalExec(path, p.Args, env)
+	return finalExec(pe.path, pe.args, pe.env)
+}
+
+// maxStartError bounds the error text init leaves in the exec fifo: a
+// write of at most PIPE_BUF bytes into the empty pipe is atomic and never
+// blocks.
+const maxStartError = 4096
+
+// reportStartFailure leaves err in the exec fifo, where `start` reads it
+// once init is gone (container_linux.go): after the start byte was read
+// the pipe is empty, and start's own open end keeps the data in it after
+// init exits. When even that fails, stderr is the only place left.
+func reportStartFailure(fifoFd int, err error) {
+	msg := err.Error()
+	if len(msg) > maxStartError {
+		msg = msg[:maxStartError]
+	}
+	if _, werr := unix.Write(fifoFd, []byte(msg)); werr != nil {
+		fmt.Fprintln(os.Stderr, "nanobox-runc init:", err)
+	}
 }
 
 // prepareProcess is what init and an exec'd process share before execve:
 // the terminal, the filters (after the mounts: Landlock paths are container
-// paths; before the credentials change: see filters_linux.go), credentials
-// and capabilities, the cwd, and the program's path, resolved as the
+// paths; before the credentials change: see filters_linux.go), credentials,
+// capabilities and the cwd, and the program's path, resolved as the
 // process's own user so that a missing or non-executable program fails
 // create or exec, as in runc.
-func prepareProcess(sock *syncSocket, p *Process, consoleFd int, bindConsole, rootless bool, sc *Seccomp, ll *Landlock) (_ *filters, path string, env []string, err error) {
+func prepareProcess(p *Process, consoleFd int, bindConsole, rootless bool, sc *Seccomp, ll *Landlock) (_ *pendingExec, retErr error) {
 	if p.Terminal {
 		if err := setupConsole(consoleFd, p, bindConsole); err != nil {
-			return nil, "", nil, fmt.Errorf("set up console: %w", err)
+			return nil, fmt.Errorf("set up console: %w", err)
 		}
 	} else if consoleFd >= 0 {
 		_ = unix.Close(consoleFd)
 	}
-	f, err := prepareFilters(sock, p, sc, ll)
+	f, err := prepareFilters(p, sc, ll)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, err
 	}
-	if env, err = setupProcess(p, rootless); err != nil {
-		return nil, "", nil, err
+	defer func() {
+		if retErr != nil {
+			f.close()
+		}
+	}()
+	env, finalCaps, err := setupProcess(p, rootless, f.needsSysAdmin())
+	if err != nil {
+		return nil, err
 	}
-	if err := chdirChecked(p.Cwd); err != nil {
-		return nil, "", nil, err
+	f.finalCaps = finalCaps
+	if err := checkCwd(p.Cwd); err != nil {
+		return nil, err
 	}
-	if path, err = lookPath(p.Args[0], env, p.Cwd); err != nil {
-		return nil, "", nil, err
+	path, err := lookPath(p.Args[0], env, p.Cwd)
+	if err != nil {
+		return nil, err
 	}
-	return f, path, env, nil
+	return &pendingExec{filters: f, path: path, args: p.Args, env: env}, nil
 }
 
-// chdirChecked enters the process's cwd and makes sure it is inside the
+// checkCwd makes sure the cwd setupProcess entered is inside the
 // container's root: a cwd reached through a leaked host fd
 // (/proc/self/fd/N) reads as "(unreachable)" (CVE-2024-21626).
-func chdirChecked(cwd string) error {
-	if err := unix.Chdir(cwd); err != nil {
-		return fmt.Errorf("chdir to cwd %q set in config.json: %w", cwd, err)
-	}
+func checkCwd(cwd string) error {
 	wd, err := unix.Getwd()
 	if err != nil {
 		return fmt.Errorf("cwd %q is outside the container: %w", cwd, err)
@@ -218,9 +281,8 @@ func chdirChecked(cwd string) error {
 // init holds open read-write (so the read cannot see EOF). The fd stays
 // open, close-on-exec: `start` waits for it to close at execve.
 func waitForStart(fifoFd int) error {
-	// Not inherited by startContainer hooks: one that lingered would keep
-	// `start` waiting.
-	unix.CloseOnExec(fifoFd)
+	// The fd is close-on-exec (closeExtraFDs): a startContainer hook that
+	// lingered would otherwise keep `start` waiting.
 	var b [1]byte
 	for {
 		n, err := unix.Read(fifoFd, b[:])

@@ -16,16 +16,19 @@ import (
 
 	"github.com/moby/sys/user"
 	"golang.org/x/sys/unix"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox/nsenter"
 )
 
 // defaultPath is the PATH searched for the program when its environment
 // has none (runc, and the OCI runtime-spec's example config, use the same).
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// setupProcess gives the calling process the identity, limits and
-// privileges p asks for; it runs in the container's init (already inside the
-// container's root) just before the user program is executed, and returns
-// p.Env with HOME added when p.Env has none.
+// setupProcess gives the calling process the identity, limits, privileges
+// and working directory p asks for; it runs in the container's init
+// (already inside the container's root) just before the user program is
+// executed, and returns p.Env with HOME added when p.Env has none (or an
+// empty one).
 //
 // Capabilities, the keep-caps flag, no_new_privs and the other thread-local
 // credentials change on the calling thread only, so the caller must be locked
@@ -36,57 +39,103 @@ const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 // The order is runc's: rlimits and oom_score_adj while still privileged,
 // then the scheduler and I/O priority (raising them needs CAP_SYS_NICE, or
 // the RLIMIT_RTPRIO/RLIMIT_NICE just set; both are the calling thread's,
-// the one that executes the program), bounding set, user and groups
-// (keeping the permitted set across the uid change), then the capability
-// sets, umask and no_new_privs.
-func setupProcess(p *Process, rootless bool) (env []string, err error) {
+// the one that executes the program), bounding set, the cwd (entered while
+// still privileged, so a cwd the user cannot traverse to works, as in
+// runc; again as the user when only the user can reach it), user and
+// groups (keeping the permitted set across the uid change), then the
+// capability sets, umask and no_new_privs.
+//
+// With retainSysAdmin the effective and permitted sets also keep
+// CAP_SYS_ADMIN, for a seccomp filter installed later without
+// no_new_privs; final is then the sets to drop to afterwards (else nil).
+func setupProcess(p *Process, rootless, retainSysAdmin bool) (env []string, final *capState, err error) {
 	// Resolve and check the capability sets first, so a config the kernel
 	// would refuse halfway through fails before anything has changed.
 	plan, err := planCapabilities(p.Capabilities)
 	if err != nil {
-		return nil, fmt.Errorf("set capabilities: %w", err)
+		return nil, nil, fmt.Errorf("set capabilities: %w", err)
+	}
+	// The soft RLIMIT_NOFILE the runtime was started with, which the Go
+	// runtime raised; put back now, before the config's own rlimits, so
+	// that syscall.Exec has nothing to restore (it would, with a setrlimit
+	// call under the seccomp filter).
+	if orig, ok := nsenter.OriginalNofile(); ok {
+		if err := syscall.Setrlimit(unix.RLIMIT_NOFILE, &syscall.Rlimit{Cur: orig.Cur, Max: orig.Max}); err != nil {
+			return nil, nil, fmt.Errorf("restore RLIMIT_NOFILE: %w", err)
+		}
 	}
 	for _, rl := range p.Rlimits {
 		if err := setRlimit(rl); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if p.OOMScoreAdj != nil {
 		if err := setOOMScoreAdj(*p.OOMScoreAdj); err != nil {
-			return nil, fmt.Errorf("set oom_score_adj: %w", err)
+			return nil, nil, fmt.Errorf("set oom_score_adj: %w", err)
 		}
 	}
 	if p.Scheduler != nil {
 		if err := setScheduler(p.Scheduler); err != nil {
-			return nil, fmt.Errorf("set process.scheduler: %w", err)
+			return nil, nil, fmt.Errorf("set process.scheduler: %w", err)
 		}
 	}
 	if p.IOPriority != nil {
 		if err := setIOPriority(p.IOPriority); err != nil {
-			return nil, fmt.Errorf("set process.ioPriority: %w", err)
+			return nil, nil, fmt.Errorf("set process.ioPriority: %w", err)
 		}
 	}
 	if err := dropBoundingSet(plan.bounding); err != nil {
-		return nil, fmt.Errorf("drop bounding capabilities: %w", err)
+		return nil, nil, fmt.Errorf("drop bounding capabilities: %w", err)
 	}
 	// HOME is looked up while still root: /etc/passwd may be unreadable for
 	// the target user, and that must not change the result.
 	env = withHome(dedupEnv(p.Env), p.User.UID, "/etc/passwd")
-	if err := setupUser(p.User, rootless); err != nil {
-		return nil, fmt.Errorf("set user: %w", err)
+	cwdDone, err := enterCwd(p.Cwd, true)
+	if err != nil {
+		return nil, nil, err
 	}
-	if err := applyCapabilities(plan); err != nil {
-		return nil, fmt.Errorf("set capabilities: %w", err)
+	if err := setupUser(p.User, rootless); err != nil {
+		return nil, nil, fmt.Errorf("set user: %w", err)
+	}
+	if !cwdDone {
+		if _, err := enterCwd(p.Cwd, false); err != nil {
+			return nil, nil, err
+		}
+	}
+	applied := plan
+	if retainSysAdmin && !plan.effective.has(unix.CAP_SYS_ADMIN) {
+		const sysAdmin = capMask(1) << unix.CAP_SYS_ADMIN
+		applied.effective |= sysAdmin
+		applied.permitted |= sysAdmin
+		final = &capState{effective: plan.effective, permitted: plan.permitted, inheritable: plan.inheritable}
+	}
+	if err := applyCapabilities(applied); err != nil {
+		return nil, nil, fmt.Errorf("set capabilities: %w", err)
 	}
 	if p.User.Umask != nil {
 		unix.Umask(int(*p.User.Umask))
 	}
 	if p.NoNewPrivileges {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			return nil, fmt.Errorf("set no_new_privs: prctl PR_SET_NO_NEW_PRIVS: %w", err)
+			return nil, nil, fmt.Errorf("set no_new_privs: prctl PR_SET_NO_NEW_PRIVS: %w", err)
 		}
 	}
-	return env, nil
+	return env, final, nil
+}
+
+// enterCwd changes to the process's cwd. Tried first with the runtime's
+// privileges (privileged true), a permission error is not final: the
+// process's own user may be the one allowed in, and the caller tries again
+// once it is that user.
+func enterCwd(cwd string, privileged bool) (done bool, err error) {
+	err = unix.Chdir(cwd)
+	switch {
+	case err == nil:
+		return true, nil
+	case privileged && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)):
+		return false, nil
+	}
+	return false, fmt.Errorf("chdir to cwd %q set in config.json: %w", cwd, err)
 }
 
 // rlimitNames are the RLIMIT_* names by number, for error messages.
@@ -276,17 +325,27 @@ func dedupEnv(env []string) []string {
 
 // withHome returns env with HOME set to the home directory of uid in the
 // passwd file, or "/" when the uid has no entry or the file is missing or
-// unreadable; env is returned as is when it already has a HOME.
+// unreadable. A HOME that env sets to something is kept; an empty one is
+// replaced in place, as runc does (it checks getenv("HOME") == "").
 func withHome(env []string, uid uint32, passwd string) []string {
-	for _, kv := range env {
-		if strings.HasPrefix(kv, "HOME=") {
-			return env
+	empty := -1
+	for i, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			if v != "" {
+				return env
+			}
+			empty = i
 		}
 	}
 	home := "/"
 	users, err := user.ParsePasswdFileFilter(passwd, func(u user.User) bool { return u.Uid == int(uid) })
 	if err == nil && len(users) > 0 && users[0].Home != "" {
 		home = users[0].Home
+	}
+	if empty >= 0 {
+		out := slices.Clone(env)
+		out[empty] = "HOME=" + home
+		return out
 	}
 	return append(slices.Clip(env), "HOME="+home)
 }

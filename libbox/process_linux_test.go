@@ -273,7 +273,7 @@ func init() {
 			fail(err)
 		}
 	}
-	env, err := setupProcess(&s.Process, s.Rootless)
+	env, _, err := setupProcess(&s.Process, s.Rootless, false)
 	if err != nil {
 		fail(err)
 	}
@@ -311,6 +311,9 @@ func runHelper(t *testing.T, spec setupHelperSpec, attr *syscall.SysProcAttr, ex
 	}
 	if spec.Process.Env == nil {
 		spec.Process.Env = []string{"PATH=/bin:/usr/bin"}
+	}
+	if spec.Process.Cwd == "" {
+		spec.Process.Cwd = "/"
 	}
 	b, err := json.Marshal(spec)
 	if err != nil {

@@ -85,56 +85,57 @@ type rootfsMounter struct {
 
 // prepareRootfs sets up the mounts of cfg inside cfg.Rootfs, in the
 // container's new mount namespace, before pivot_root. It is called by init
-// with the host's /proc still visible.
-func prepareRootfs(cfg *Config) error {
+// with the host's /proc still visible, and returns the rootfs's host path,
+// symlinks resolved.
+func prepareRootfs(cfg *Config) (string, error) {
 	path, err := resolveRootfs(cfg.Rootfs)
 	if err != nil {
-		return err
+		return "", err
 	}
 	// Mounts onto /proc/self/fd/N magic links need the host's procfs.
 	if err := checkFsType("/proc", unix.PROC_SUPER_MAGIC); err != nil {
-		return fmt.Errorf("host /proc: %w", err)
+		return "", fmt.Errorf("host /proc: %w", err)
 	}
 	prop := unix.MS_SLAVE | unix.MS_REC
 	if cfg.RootPropagation != 0 {
 		prop = cfg.RootPropagation
 	}
 	if err := unix.Mount("", "/", "", uintptr(prop), ""); err != nil {
-		return &mountError{op: "set propagation of", target: "/", err: err}
+		return "", &mountError{op: "set propagation of", target: "/", err: err}
 	}
 	if cfg.RootfsTmpfs != nil {
 		if err := mountTmpfsRoot(path, cfg.RootfsTmpfs); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if err := makeParentMountPrivate(path); err != nil {
-		return err
+		return "", err
 	}
 	// pivot_root needs the new root to be a mount point; MS_REC keeps the
 	// mounts the caller may have made under the rootfs.
 	if err := unix.Mount(path, path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return &mountError{op: "bind-mount", source: "rootfs " + path, target: "itself", err: err}
+		return "", &mountError{op: "bind-mount", source: "rootfs " + path, target: "itself", err: err}
 	}
 	// Opened after the bind so that lookups walk the new mount, which is
 	// the one that becomes / after pivot_root.
 	root, err := os.OpenFile(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("open rootfs: %w", err)
+		return "", fmt.Errorf("open rootfs: %w", err)
 	}
 	defer root.Close()
 	_, userns := cfg.NamespaceOf(NEWUSER)
 	r := &rootfsMounter{cfg: cfg, path: path, root: root, userns: userns}
 	for _, m := range cfg.Mounts {
 		if err := r.mountEntry(m); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if needsSetupDev(cfg) {
 		if err := r.setupDev(); err != nil {
-			return fmt.Errorf("set up /dev: %w", err)
+			return "", fmt.Errorf("set up /dev: %w", err)
 		}
 	}
-	return nil
+	return path, nil
 }
 
 func resolveRootfs(p string) (string, error) {

@@ -43,6 +43,9 @@ package nsenter
 
 /*
 #cgo CFLAGS: -Wall -Wextra -Wno-unused-parameter
+#include <sys/resource.h>
+extern struct rlimit nb_orig_nofile;
+extern int nb_orig_nofile_ok;
 */
 import "C"
 
@@ -140,4 +143,14 @@ func BootstrapMessage(cloneFlags uintptr, joins []Join) []byte {
 func ParseReply(msg []byte) (kind string, value string) {
 	kind, value, _ = strings.Cut(string(msg), "=")
 	return kind, value
+}
+
+// OriginalNofile returns the RLIMIT_NOFILE the process was started with,
+// read by the constructor before the Go runtime raised the soft limit, and
+// false outside of "nanobox-runc init".
+func OriginalNofile() (unix.Rlimit, bool) {
+	if C.nb_orig_nofile_ok == 0 {
+		return unix.Rlimit{}, false
+	}
+	return unix.Rlimit{Cur: uint64(C.nb_orig_nofile.rlim_cur), Max: uint64(C.nb_orig_nofile.rlim_max)}, true
 }

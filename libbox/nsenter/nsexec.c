@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -60,6 +61,13 @@ static const struct nb_kind nb_kinds[] = {
 #define NB_USER 0
 
 static int nb_pipe = -1;
+
+// The RLIMIT_NOFILE this process was started with, saved before the Go
+// runtime raises its soft limit (and then restores it in syscall.Exec with
+// a setrlimit call that would run under the container's seccomp filter):
+// init puts it back itself, before the filter (nsenter.go).
+struct rlimit nb_orig_nofile;
+int nb_orig_nofile_ok;
 
 // The bootstrap message, one byte more than the limit so that the
 // terminating NUL always fits. In .bss: costs nothing unless touched.
@@ -332,6 +340,7 @@ __attribute__((constructor)) static void nanobox_nsenter(void)
 
 	if (env == NULL)
 		return;
+	nb_orig_nofile_ok = getrlimit(RLIMIT_NOFILE, &nb_orig_nofile) == 0;
 
 	errno = 0;
 	fd = strtol(env, &end, 10);

@@ -17,6 +17,7 @@ setup() {
 		name=$1 out=$2
 		cat >"$out/$name.json"
 		readlink /proc/self/ns/mnt >"$out/$name.mntns"
+		pwd -P >"$out/$name.cwd"
 		env >"$out/$name.env"
 		echo "$*" >"$out/$name.args"
 		echo "$name" >>"$out/order"
@@ -93,6 +94,29 @@ add_hook() {
 	[ "$(cat "$OUT/createContainer.mntns")" = "$(cat "$OUT/container.mntns")" ]
 	[ "$(cat "$OUT/startContainer.mntns")" = "$(cat "$OUT/container.mntns")" ]
 	[ "$(cat "$OUT/container.mntns")" != "$HOST_MNTNS" ]
+}
+
+@test "hooks: createContainer runs in the container's root directory, as in runc" {
+	add_hook createContainer
+	run_sh true
+	[ "$status" -eq 0 ]
+	[ "$(cat "$OUT/createContainer.cwd")" = "$(realpath "$BUNDLE/rootfs")" ]
+}
+
+@test "hooks: a failing startContainer hook fails start, which exits non-zero with its error" {
+	skip_if_runc "runc 1.1.5's start exits 0: its init can no longer report after the start"
+	add_hook startContainer fail
+	set_args sh -c 'echo the program ran > /hooklog/ran'
+	runtime_ok create -b "$BUNDLE" "$CID"
+	runtime start "$CID"
+	[ "$status" -ne 0 ]
+	if ! is_runc; then
+		[[ "$output" == *"startContainer hook #0 (/hook.sh)"*"hook startContainer failed on purpose"* ]]
+	fi
+	[ ! -e "$OUT/ran" ]
+	wait_for_status "$CID" stopped
+	# poststart hooks do not run for a container that did not start.
+	[ ! -e "$OUT/poststart.json" ]
 }
 
 @test "hooks: create runs prestart, createRuntime, createContainer; start runs startContainer, poststart; delete runs poststop" {
