@@ -124,6 +124,20 @@ func compileSeccomp(s *Seccomp) (*seccompProgram, error) {
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: export filter: %w", err)
 	}
+	if needsENOSYSStub(s) {
+		arches, err := enosysArches(s)
+		if err != nil {
+			return nil, err
+		}
+		stub, err := enosysStub(arches)
+		if err != nil {
+			return nil, fmt.Errorf("seccomp: ENOSYS stub: %w", err)
+		}
+		bpf = append(stub, bpf...)
+		if len(bpf) > unix.BPF_MAXINSNS {
+			return nil, fmt.Errorf("seccomp: the filter has %d instructions, more than the kernel's %d: use fewer rules", len(bpf), unix.BPF_MAXINSNS)
+		}
+	}
 	p := &seccompProgram{filter: bpf, listener: s.usesNotify()}
 	for _, f := range s.Flags {
 		p.flags |= seccompFlagBits[f]

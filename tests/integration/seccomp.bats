@@ -30,6 +30,106 @@ deny_mkdir() {
 		"$BUNDLE" --arg a "$1" --arg e "${2:-0}"
 }
 
+# old_profile [EXTRA-JQ]: a profile as written before close_range (5.9) and
+# the calls after it existed: default ERRNO, Docker's unconditional allow
+# list without close_range, faccessat2, clone3, openat2, pidfd_* and
+# epoll_pwait2. EXTRA-JQ edits the list of allowed names ($n).
+old_profile() {
+	local agent names
+	agent=$(build_test_helper seccompagent) || skip "cannot build tests/integration/seccompagent (needs go and libseccomp-dev)"
+	names=$("$agent" profile | jq -c '[.syscalls[] | select(.action == "SCMP_ACT_ALLOW" and ((.args // []) | length) == 0)
+		| .names[] | select(IN("close_range", "faccessat2", "clone3", "openat2", "pidfd_open", "pidfd_getfd",
+			"pidfd_send_signal", "epoll_pwait2", "process_madvise") | not)] | '"${1:-.}")
+	update_config '.linux.seccomp = {defaultAction: "SCMP_ACT_ERRNO", syscalls: [{names: $n, action: "SCMP_ACT_ALLOW"}]}' \
+		"$BUNDLE" --argjson n "$names"
+}
+
+@test "seccomp: a profile that predates close_range runs the container, with or without no_new_privs" {
+	local nnp
+	for nnp in true false; do
+		update_config '.process.noNewPrivileges = $v' "$BUNDLE" --argjson v "$nnp"
+		old_profile
+		run_sh 'echo ran; grep NoNewPrivs /proc/self/status'
+		[ "$status" -eq 0 ] || fail "noNewPrivileges $nnp: run exited $status"
+		[[ "$output" == "ran"*"NoNewPrivs:"*"$([[ $nnp == true ]] && echo 1 || echo 0)" ]]
+
+		set_args sh -c 'echo started > /tmp/started; exec sleep 1000'
+		runtime_ok create -b "$BUNDLE" "$CID"
+		runtime_ok start "$CID"
+		retry 100 0.05 test -e "$BUNDLE/rootfs/tmp/started"
+		# exec'd processes get the same filter, and the same care.
+		runtime exec "$CID" sh -c 'echo exec ran; grep NoNewPrivs /proc/self/status'
+		[ "$status" -eq 0 ] || fail "noNewPrivileges $nnp: exec exited $status"
+		[[ "$output" == "exec ran"*"NoNewPrivs:"*"$([[ $nnp == true ]] && echo 1 || echo 0)" ]]
+		runtime_ok delete --force "$CID"
+		rm -f "$BUNDLE/rootfs/tmp/started"
+	done
+}
+
+@test "seccomp: a system call newer than the profile gets ENOSYS, not the default errno (the ENOSYS stub)" {
+	[[ "$(uname -m)" == x86_64 ]] || skip "the system call numbers are x86_64's"
+	use_sysprobe
+	local agent names
+	agent=$(build_test_helper seccompagent) || skip "cannot build tests/integration/seccompagent (needs go and libseccomp-dev)"
+	# A profile of the 5.3 era: Docker's unconditional allow list up to
+	# pidfd_open (434); what it does not list gets EXDEV.
+	names=$("$agent" profile | jq -c '[.syscalls[] | select(.action == "SCMP_ACT_ALLOW" and ((.args // []) | length) == 0) | .names[]] + ["clone"]' |
+		"$agent" below 435)
+	update_config '.linux.seccomp = {defaultAction: "SCMP_ACT_ERRNO", defaultErrnoRet: 18, architectures: ["SCMP_ARCH_X86_64"],
+		syscalls: [{names: $n, action: "SCMP_ACT_ALLOW"}]}' "$BUNDLE" --argjson n "$names"
+	# clone3 (435) and an unassigned number above it: ENOSYS; reboot (169),
+	# which the profile does not allow: its default errno.
+	run_container sysprobe nr 435 1000 169
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf '435: ENOSYS\n1000: ENOSYS\n169: EXDEV')" ]
+
+	# A default errno of ENOSYS, or a permissive default, needs no stub.
+	update_config '.linux.seccomp.defaultErrnoRet = 38'
+	run_container sysprobe nr 1000 169
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf '1000: ENOSYS\n169: ENOSYS')" ]
+}
+
+@test "seccomp: without no_new_privs the program gets exactly its capabilities, not the CAP_SYS_ADMIN held for seccomp(2)" {
+	update_config '.process.noNewPrivileges = false'
+	deny_mkdir SCMP_ACT_ERRNO 38
+	run_sh 'grep -E "^Cap(Eff|Prm|Inh|Bnd|Amb)" /proc/self/status; mkdir /tmp/d'
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"Function not implemented"* ]]
+	local want
+	want=$(printf '%016x' $(( (1 << 29) | (1 << 5) | (1 << 10) )))
+	[[ "$output" == *"CapEff:"*"$want"* && "$output" == *"CapPrm:"*"$want"* ]]
+}
+
+@test "seccomp: a failure between start and execve is start's error, and start exits non-zero" {
+	skip_if_runc "runc 1.1.5's start exits 0: its init can no longer report after the start"
+	update_config '.process.noNewPrivileges = false'
+	old_profile 'map(select(. != "execve"))'
+	set_args sh -c 'echo ran > /tmp/ran'
+	runtime_ok create -b "$BUNDLE" "$CID"
+	runtime start "$CID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"container $CID: exec "*"sh: operation not permitted"* ]]
+	[ ! -e "$BUNDLE/rootfs/tmp/ran" ]
+	testcontainer "$CID" stopped
+
+	# run reports it the same way, and leaves nothing.
+	runtime run -b "$BUNDLE" "$CID-run"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"container $CID-run: exec "*"sh: operation not permitted"* ]]
+	assert_nothing_left "$CID-run"
+}
+
+@test "seccomp: startContainer hooks run under the container's filter, as in runc" {
+	deny_mkdir SCMP_ACT_ERRNO 38
+	update_config '.hooks.startContainer = [{path: "/bin/sh", args: ["sh", "-c", "mkdir /tmp/hookdir 2>/tmp/hook.err; echo $? > /tmp/hook.status"]}]'
+	run_sh 'cat /tmp/hook.status /tmp/hook.err'
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == 1 ]]
+	[[ "$output" == *"Function not implemented"* ]]
+	[ ! -e "$BUNDLE/rootfs/tmp/hookdir" ]
+}
+
 @test "seccomp: an errno rule returns its errnoRet, EPERM without one" {
 	deny_mkdir SCMP_ACT_ERRNO 38
 	run_sh 'mkdir /tmp/d; echo mkdir=$?; touch /tmp/f && echo touch-ok'

@@ -12,6 +12,12 @@
 //
 // prints Docker's default profile (the runtime's specconv.DefaultSeccompSpec
 // for the default spec) as linux.seccomp JSON.
+//
+//	seccompagent below NR
+//
+// reads a JSON array of system call names on stdin and prints, as a JSON
+// array, those whose number on this architecture is below NR: a profile
+// as written for the kernels before that call existed.
 package main
 
 import (
@@ -34,8 +40,10 @@ func main() {
 		err = listen(os.Args[2], os.Args[3], os.Args[4])
 	case len(os.Args) == 2 && os.Args[1] == "profile":
 		err = profile()
+	case len(os.Args) == 3 && os.Args[1] == "below":
+		err = below(os.Args[2])
 	default:
-		err = errors.New("usage: seccompagent listen SOCKET STATEFILE ERRNO | seccompagent profile")
+		err = errors.New("usage: seccompagent listen SOCKET STATEFILE ERRNO | seccompagent profile | seccompagent below NR")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "seccompagent:", err)
@@ -49,6 +57,25 @@ func profile() error {
 		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(s)
+}
+
+func below(nrArg string) error {
+	limit, err := strconv.Atoi(nrArg)
+	if err != nil {
+		return fmt.Errorf("number %q: %w", nrArg, err)
+	}
+	var names []string
+	if err := json.NewDecoder(os.Stdin).Decode(&names); err != nil {
+		return fmt.Errorf("read names: %w", err)
+	}
+	kept := []string{}
+	for _, n := range names {
+		nr, err := libseccomp.GetSyscallFromName(n)
+		if err == nil && nr >= 0 && int(nr) < limit {
+			kept = append(kept, n)
+		}
+	}
+	return json.NewEncoder(os.Stdout).Encode(kept)
 }
 
 func listen(path, stateFile, errnoArg string) error {

@@ -8,6 +8,11 @@
 // /tmp, unmounted again), unshare (a new UTS namespace), keyctl (join a new
 // session keyring).
 //
+//	sysprobe nr NR...
+//
+// makes system call number NR with every argument zero and prints
+// "NR: ok" or "NR: ERRNO-NAME" for each.
+//
 //	sysprobe without-landlock CMD ARGS...
 //
 // executes CMD with the Landlock system calls failing with ENOSYS, as on a
@@ -87,6 +92,8 @@ func main() {
 			err = swap(a[1], a[2], a[3])
 		case a[0] == "subreaper" && len(a) > 1:
 			err = subreaper(a[1:])
+		case a[0] == "nr" && len(a) > 1:
+			err = rawCalls(a[1:])
 		default:
 			handled = false
 		}
@@ -125,6 +132,21 @@ func main() {
 			fmt.Printf("%s: ok\n", call)
 		}
 	}
+}
+
+func rawCalls(nrs []string) error {
+	for _, s := range nrs {
+		nr, err := strconv.ParseUint(s, 0, 32)
+		if err != nil {
+			return fmt.Errorf("system call number %q: %w", s, err)
+		}
+		if _, _, e := unix.Syscall6(uintptr(nr), 0, 0, 0, 0, 0, 0); e != 0 {
+			fmt.Printf("%s: %s\n", s, unix.ErrnoName(e))
+		} else {
+			fmt.Printf("%s: ok\n", s)
+		}
+	}
+	return nil
 }
 
 func withoutLandlock(argv []string) error {
