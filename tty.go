@@ -35,6 +35,12 @@ func startTTYRelay(sock *os.File) (*ttyRelay, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pty master: %w", err)
 	}
+	// Our stdout is the caller's terminal (which adds its own CRs) or a
+	// file: the container's "\n" must reach it as "\n", as with runc's
+	// own relay. A console socket's receiver gets the pty as it is.
+	if err := console.ClearONLCR(pty.Fd()); err != nil {
+		return nil, fmt.Errorf("clear ONLCR on the pty: %w", err)
+	}
 	r := &ttyRelay{pty: pty, out: make(chan struct{})}
 	if cur, err := console.ConsoleFromFile(os.Stdin); err == nil {
 		if err := cur.SetRaw(); err == nil {

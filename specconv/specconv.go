@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -371,17 +372,30 @@ func convertCapabilities(sc *specs.LinuxCapabilities, warnf func(string, ...any)
 		warnf("capabilities not checked against the running kernel: %v", err)
 		last = math.MaxInt
 	}
+	// Names this runtime or the running kernel does not know are dropped
+	// with a warning, as runc (1.2 and later) does: leaving a capability
+	// out only takes privilege away, and configs written for newer
+	// kernels (CAP_BPF, CAP_CHECKPOINT_RESTORE on an old one) keep working.
 	check := func(set string, names []string) ([]string, error) {
+		var kept, unknown, unsupported []string
 		for _, name := range names {
 			n, ok := capabilities[name]
-			if !ok {
-				return nil, fmt.Errorf("process.capabilities.%s: unknown capability %q (names look like CAP_CHOWN)", set, name)
-			}
-			if n > last {
-				return nil, fmt.Errorf("process.capabilities.%s: capability %s is not supported by the running kernel (its last capability is number %d)", set, name, last)
+			switch {
+			case !ok:
+				unknown = append(unknown, strconv.Quote(name))
+			case n > last:
+				unsupported = append(unsupported, name)
+			default:
+				kept = append(kept, name)
 			}
 		}
-		return append([]string(nil), names...), nil
+		if len(unknown) > 0 {
+			warnf("process.capabilities.%s: ignoring unknown capabilities %s (names look like CAP_CHOWN)", set, strings.Join(unknown, ", "))
+		}
+		if len(unsupported) > 0 {
+			warnf("process.capabilities.%s: ignoring %s, not supported by the running kernel (its last capability is number %d)", set, strings.Join(unsupported, ", "), last)
+		}
+		return kept, nil
 	}
 	c := &libbox.Capabilities{}
 	for _, s := range []struct {

@@ -443,9 +443,6 @@ func TestFromSpecErrors(t *testing.T) {
 		}, err: `unknown rlimit type "RLIMIT_FOO"`},
 		{name: "duplicate rlimit", mutate: func(s *specs.Spec) { s.Process.Rlimits = append(s.Process.Rlimits, s.Process.Rlimits[0]) }, err: "duplicate rlimit type RLIMIT_NOFILE"},
 		{name: "soft above hard", mutate: func(s *specs.Spec) { s.Process.Rlimits[0].Soft = 4096 }, err: "soft limit 4096 exceeds hard limit 1024"},
-		{name: "unknown capability", mutate: func(s *specs.Spec) { s.Process.Capabilities.Ambient = []string{"CAP_FLY"} }, err: `process.capabilities.ambient: unknown capability "CAP_FLY"`},
-		{name: "lowercase capability", mutate: func(s *specs.Spec) { s.Process.Capabilities.Bounding = []string{"cap_kill"} }, err: `unknown capability "cap_kill"`},
-		{name: "capability the kernel lacks", lastCap: unix.CAP_PERFMON, mutate: func(s *specs.Spec) { s.Process.Capabilities.Permitted = []string{"CAP_BPF"} }, err: "CAP_BPF is not supported by the running kernel"},
 		{name: "oom score", mutate: func(s *specs.Spec) { v := 1001; s.Process.OOMScoreAdj = &v }, err: "process.oomScoreAdj 1001 is out of range"},
 		{name: "umask", mutate: func(s *specs.Spec) { v := uint32(0o1000); s.Process.User.Umask = &v }, err: "process.user.umask"},
 		{name: "scheduler policy", mutate: func(s *specs.Spec) { s.Process.Scheduler = &specs.Scheduler{Policy: "SCHED_FAST"} }, err: `process.scheduler.policy "SCHED_FAST" is not one of`},
@@ -663,6 +660,35 @@ func TestProcessDetails(t *testing.T) {
 	spec.Process.Capabilities = nil
 	if c, _ = mustConvert(t, spec, Options{}); c.Process.Capabilities != nil {
 		t.Errorf("nil capabilities became %+v", c.Process.Capabilities)
+	}
+}
+
+// Unknown capabilities, and ones the running kernel lacks, are dropped with
+// a warning naming the set (runc 1.2 and later), never a create failure.
+func TestUnknownCapabilitiesDropped(t *testing.T) {
+	fakeHost(t, unix.CAP_PERFMON)
+	spec := Example()
+	spec.Process.Capabilities = &specs.LinuxCapabilities{
+		Bounding:    []string{"CAP_KILL", "CAP_FLY", "cap_chown"},
+		Permitted:   []string{"CAP_KILL", "CAP_BPF"},
+		Effective:   []string{"CAP_KILL"},
+		Inheritable: []string{"CAP_BPF"},
+		Ambient:     []string{"CAP_BPF"},
+	}
+	c, w := mustConvert(t, spec, Options{})
+	caps := c.Process.Capabilities
+	if !reflect.DeepEqual(caps.Bounding, []string{"CAP_KILL"}) || !reflect.DeepEqual(caps.Permitted, []string{"CAP_KILL"}) ||
+		len(caps.Inheritable) != 0 || len(caps.Ambient) != 0 || !reflect.DeepEqual(caps.Effective, []string{"CAP_KILL"}) {
+		t.Errorf("capabilities %+v", caps)
+	}
+	for _, want := range []string{
+		`process.capabilities.bounding: ignoring unknown capabilities "CAP_FLY", "cap_chown"`,
+		"process.capabilities.permitted: ignoring CAP_BPF, not supported by the running kernel",
+		"process.capabilities.ambient: ignoring CAP_BPF, not supported",
+	} {
+		if !w.contains(want) {
+			t.Errorf("warnings %q do not mention %q", w, want)
+		}
 	}
 }
 

@@ -30,6 +30,54 @@ status_field() {
 	[ "$output" = /tmp ]
 }
 
+@test "config: a cwd the user cannot traverse to works, as in runc (entered before the uid changes)" {
+	use_subid_mappings
+	mkdir -p "$BUNDLE/rootfs/root/work"
+	chmod 0700 "$BUNDLE/rootfs/root"
+	update_config '.process.user = {uid: 42, gid: 42} | .process.cwd = "/root/work"'
+	run_sh 'pwd; id -u; ls /root 2>&1 >/dev/null | grep -c "Permission denied"'
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf '/root/work\n42\n1')" ]
+
+	# A cwd that does not exist for anyone is still an error.
+	update_config '.process.cwd = "/etc/passwd/x"'
+	runtime run -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	is_runc || [[ "$output" == *"cwd /etc/passwd/x"* ]]
+}
+
+@test "config: HOME comes from the container's /etc/passwd when unset or empty" {
+	use_subid_mappings
+	update_config '.process.user = {uid: 1000, gid: 1000} | .process.env = ["PATH=/bin"]'
+	run_sh 'echo "HOME=$HOME"'
+	[ "$status" -eq 0 ]
+	[ "$output" = "HOME=/home/user" ]
+
+	update_config '.process.env = ["PATH=/bin", "HOME="]'
+	run_sh 'echo "HOME=$HOME"; env | grep -c "^HOME="'
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'HOME=/home/user\n1')" ]
+
+	# One that is set is kept; a uid without an entry gets /.
+	update_config '.process.env = ["PATH=/bin", "HOME=/srv"]'
+	run_sh 'echo "HOME=$HOME"'
+	[ "$output" = "HOME=/srv" ]
+	update_config '.process.user = {uid: 4242, gid: 4242} | .process.env = ["PATH=/bin", "HOME="]'
+	run_sh 'echo "HOME=$HOME"'
+	[ "$status" -eq 0 ]
+	[ "$output" = "HOME=/" ]
+}
+
+@test "config: unknown capabilities are dropped with a warning, as runc 1.2 does" {
+	skip_if_runc "runc 1.1.5 refuses unknown capabilities (1.2 warns and drops them)"
+	update_config '.process.capabilities.bounding += ["CAP_FLY"] | .process.capabilities.effective += ["CAP_NO_SUCH"]'
+	run_container cat /proc/self/status
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'process.capabilities.bounding: ignoring unknown capabilities \"CAP_FLY\"'* ||
+		"$output" == *'process.capabilities.bounding: ignoring unknown capabilities "CAP_FLY"'* ]]
+	[ "$(status_field CapEff)" = 0000000020000420 ]
+}
+
 @test "config: args are passed verbatim" {
 	run_container /bin/echo 'a  b' '$HOME' '"q"'
 	[ "$status" -eq 0 ]

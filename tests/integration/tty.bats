@@ -57,6 +57,24 @@ run_tty() {
 	[ "$(sed -n 4p <<<"$tty")" = all-tty ]
 }
 
+@test "tty: run in the foreground relays output without carriage returns added (ONLCR off, as runc)" {
+	command -v script >/dev/null || skip "needs script (util-linux)"
+	set_cmd 'printf "one\ntwo\n"'
+	# script gives the runtime a terminal on stdin (runc insists on one);
+	# its stdout is a file, which gets what the container's pty produced.
+	local out="$BATS_TEST_TMPDIR/relay.out"
+	: >"$out"
+	chmod 0666 "$out"
+	as_user script -qefc "$RUNTIME --root $ROOT run -b $BUNDLE $CID >$out" /dev/null </dev/null >/dev/null 2>&1
+	od -c "$out"
+	# (script's end of input reaches the container's pty as a NUL, which
+	# the pty echoes as "^@", whatever the runtime.)
+	local got
+	got=$(cat "$out")
+	[ "${got#^@}" = "$(printf 'one\ntwo')" ]
+	[ "$(tr -cd '\r' <"$out" | wc -c)" -eq 0 ]
+}
+
 @test "tty: the terminal is the session's controlling terminal" {
 	# /proc/PID/stat fields: 1 pid, 6 session, 7 tty_nr (the controlling
 	# terminal, 0 if none).
