@@ -66,6 +66,17 @@ test-clients: build
 	cd tests/integration/clients/ctrupdate && $(GO) build -o ctrupdate .
 	tests/integration/run.sh --mode root tests/integration/podman.bats tests/integration/containerd.bats
 
+# crictl for the CRI suite (cri.bats), from the Go module proxy; v1.34
+# speaks the CRI v1 API that containerd 1.6 serves. Installed outside the
+# runtime's module, into tests/integration/clients/bin.
+CRICTL_VERSION ?= v1.34.0
+CRICTL := tests/integration/clients/bin/crictl
+.PHONY: crictl
+crictl: $(CRICTL)
+
+$(CRICTL):
+	cd / && GOBIN=$(CURDIR)/tests/integration/clients/bin GOFLAGS= $(GO) install sigs.k8s.io/cri-tools/cmd/crictl@$(CRICTL_VERSION)
+
 bench: build
 	scripts/bench.sh
 

@@ -353,10 +353,13 @@ unmount_under() {
 # in the unified hierarchy on a cgroup v2 host, as the host sees it.
 cgroup_of() {
 	local pid=$1 ctl=$2
+	# The path is everything after the second colon: it may hold colons
+	# itself (the "slice:prefix:name" that containerd's CRI makes).
 	if cgroup_v2; then
-		awk -F: '$1 == "0" {print $3}' "/proc/$pid/cgroup"
+		awk -F: '$1 == "0" { sub(/^[^:]*:[^:]*:/, ""); print }' "/proc/$pid/cgroup"
 	else
-		awk -F: -v c="$ctl" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' "/proc/$pid/cgroup"
+		awk -F: -v c="$ctl" '{ n = split($2, a, ","); p = $0; sub(/^[^:]*:[^:]*:/, "", p)
+			for (i = 1; i <= n; i++) if (a[i] == c) print p }' "/proc/$pid/cgroup"
 	fi
 }
 
