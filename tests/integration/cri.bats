@@ -397,6 +397,8 @@ logs_of() {
 		[ ! -e "$CRI_DIR/state/io.containerd.runtime.v2.task/$CRI_NS/$id" ] || fail "bundle of $id left"
 	done
 	[ ! -e "$netns" ] || fail "netns $netns left"
+	left=$(ls /var/lib/cni/results/ 2>/dev/null | grep -F "$POD" || true)
+	[ -z "$left" ] || fail "CNI results left: $left"
 	left=$(procs_mentioning "${ids[@]}")
 	[ -z "$left" ] || fail "processes left: $left"
 }

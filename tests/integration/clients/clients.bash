@@ -340,6 +340,15 @@ ctrupdate_bin() {
 # ---------------------------------------------------------------------------
 # Shared checks.
 
+# readme_block MARKER: the fenced block after the README line containing
+# MARKER (fence lines excluded).
+readme_block() {
+	awk -v m="$1" '
+		index($0, m) { found = 1; next }
+		found && /^```/ { if (inside) exit; inside = 1; next }
+		inside { print }' "$REPO_ROOT/README.md"
+}
+
 # unmount_under DIR: lazily unmount every mount point under DIR.
 unmount_under() {
 	local m

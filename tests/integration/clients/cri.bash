@@ -15,15 +15,6 @@
 
 CRI_NS=k8s.io
 
-# readme_block MARKER: the fenced block after the README line containing
-# MARKER (fence lines excluded).
-readme_block() {
-	awk -v m="$1" '
-		index($0, m) { found = 1; next }
-		found && /^```/ { if (inside) exit; inside = 1; next }
-		inside { print }' "$REPO_ROOT/README.md"
-}
-
 # cri_handler_toml: the README's runtime handler, with the runtime under
 # test as BinaryName and a state root of the suite's own.
 cri_handler_toml() {
@@ -68,6 +59,10 @@ cri_start() {
 	local d=$1 i snap=overlayfs
 	export CRI_DIR=$d
 	mkdir -p "$d"/{root,state,nanobox,logs,cni/net.d,cni/ipam}
+	# libcni caches each attachment in /var/lib/cni/results (containerd 1.6
+	# has no setting for it) until the pod's network is torn down; remove
+	# the empty directories at the end if this run made them.
+	[[ -e /var/lib/cni ]] || touch "$d/made-var-lib-cni"
 	overlay_backing_ok "$d" || snap=native
 	export CRI_NETNS="nbx-cri-$$-$RANDOM"
 	echo "$CRI_NETNS" >"$d/netns"
@@ -223,6 +218,9 @@ cri_stop() {
 	done
 	unmount_under "$CRI_DIR"
 	[[ -z "${CRI_NETNS:-}" ]] || ip netns del "$CRI_NETNS" 2>/dev/null
+	if [[ -e "$CRI_DIR/made-var-lib-cni" ]]; then
+		rmdir /var/lib/cni/results /var/lib/cni 2>/dev/null
+	fi
 	rm -f "$CRI_DIR/containerd.pid"
 }
 
