@@ -23,7 +23,8 @@ help:
 	@echo "make integration           bats suites, rootful then rootless (as root)"
 	@echo "make integration-root      bats suites, rootful only"
 	@echo "make integration-rootless  bats suites, runtime run as an unprivileged user"
-	@echo "make test-clients          podman and containerd running their containers on $(BINARY) (root)"
+	@echo "make test-clients          podman, containerd, its CRI plugin (crictl) and dockerd running their containers on $(BINARY) (root)"
+	@echo "make crictl                crictl $(CRICTL_VERSION) for the CRI suite, from the Go module proxy"
 	@echo "make test-cgroup2          the cgroup suites on a pure cgroup v2 kernel (QEMU VM), root and rootless"
 	@echo "make bench                 time '$(BINARY) run' against runc"
 	@echo "make lint                  gofmt and go vet"
@@ -58,13 +59,16 @@ integration-root: build recvtty
 integration-rootless: build recvtty
 	tests/integration/run.sh --mode rootless $(TESTS)
 
-# podman (conmon) and containerd (containerd-shim-runc-v2) from apt running
-# their containers on ./$(BINARY), with private configs, storage and a
-# containerd of their own; root only. ctrupdate is the Go client (its own
+# podman (conmon), containerd (containerd-shim-runc-v2), containerd's CRI
+# plugin driven by crictl, and dockerd, all from apt except crictl, running
+# their containers on ./$(BINARY), with private configs, storage and
+# daemons of their own; root only. ctrupdate is the Go client (its own
 # module, so the runtime's go.mod stays lean) for containerd's Tasks.Update.
-test-clients: build
+CLIENT_SUITES := tests/integration/podman.bats tests/integration/containerd.bats \
+	tests/integration/cri.bats tests/integration/docker.bats
+test-clients: build crictl
 	cd tests/integration/clients/ctrupdate && $(GO) build -o ctrupdate .
-	tests/integration/run.sh --mode root tests/integration/podman.bats tests/integration/containerd.bats
+	tests/integration/run.sh --mode root $(CLIENT_SUITES)
 
 # crictl for the CRI suite (cri.bats), from the Go module proxy; v1.34
 # speaks the CRI v1 API that containerd 1.6 serves. Installed outside the
