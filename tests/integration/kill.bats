@@ -99,7 +99,7 @@ run_trapper() {
 	runtime_ok kill -a "$CID" 0
 	testcontainer "$CID" stopped
 	runtime_ok delete "$CID"
-	assert_nothing_left "$CID"
+	[ ! -e "$ROOT/$CID" ]
 }
 
 @test "kill --all: a stopped container's leftover processes in its cgroup are killed" {
@@ -120,7 +120,7 @@ run_trapper() {
 	runtime_ok kill --all "$CID" KILL
 	wait_pid_gone "$child"
 	runtime_ok delete "$CID"
-	assert_nothing_left "$CID"
+	[ ! -e "$ROOT/$CID" ]
 }
 
 @test "kill: an unknown signal is an error and the container keeps running" {
