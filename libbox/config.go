@@ -40,6 +40,12 @@ type Config struct {
 	// NoNewKeyring keeps the caller's session keyring (runc --no-new-keyring).
 	NoNewKeyring bool `json:"noNewKeyring,omitempty"`
 
+	// ParentDeathSignal, when not 0, is sent to init (and so to its whole
+	// pid namespace) if the process that created the container exits
+	// first (PR_SET_PDEATHSIG; see pdeathsig_linux.go). The OCI runtime
+	// leaves it 0: under create/start, init outlives the runtime.
+	ParentDeathSignal int `json:"parentDeathSignal,omitempty"`
+
 	Hostname   string `json:"hostname,omitempty"`
 	Domainname string `json:"domainname,omitempty"`
 

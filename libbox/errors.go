@@ -16,6 +16,12 @@ var (
 	ErrPaused       = errors.New("is paused")
 	ErrNotPaused    = errors.New("is not paused")
 	ErrInvalidState = errors.New("invalid container state")
+
+	// ErrProgramNotFound and ErrProgramNotExecutable classify the error of
+	// a create, exec or sandbox run whose program could not be started
+	// (shells exit 127 and 126 for them).
+	ErrProgramNotFound      = errors.New("program not found")
+	ErrProgramNotExecutable = errors.New("program not executable")
 )
 
 // notRunningError is ErrNotRunning for a container that can no longer be

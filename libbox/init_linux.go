@@ -43,7 +43,7 @@ func Init() error {
 	}
 	// Both return only on failure. The parent reports the error; it is
 	// returned only when it could not be sent there.
-	if serr := sock.send(syncMsg{Type: syncError, Error: err.Error()}); serr != nil {
+	if serr := sock.send(syncMsg{Type: syncError, Error: err.Error(), ErrorKind: errorKindOf(err)}); serr != nil {
 		return err
 	}
 	return nil
@@ -59,6 +59,9 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	// runtime's descriptors on, and so that nothing of it is left to do
 	// under a seccomp filter that may deny close_range.
 	if err := closeExtraFDs(ic.PreserveFds); err != nil {
+		return err
+	}
+	if err := setParentDeathSignal(cfg.ParentDeathSignal); err != nil {
 		return err
 	}
 	// oom_score_adj is written while init is still dumpable: a
@@ -155,6 +158,11 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	}
 	pe, err := prepareProcess(p, ic.ConsoleSocketFd, ic.NewMountNS, ic.Rootless, cfg.Seccomp, cfg.Landlock)
 	if err != nil {
+		return err
+	}
+	// Again: a change of uid or gid cleared it. The ready message below
+	// fails if the parent is already gone.
+	if err := setParentDeathSignal(cfg.ParentDeathSignal); err != nil {
 		return err
 	}
 	if pe.filters.listener() {

@@ -196,7 +196,7 @@ func (p *spawned) serve(handle childHandler) error {
 			return err
 		}
 		if m.Type == syncError {
-			return errors.New(m.Error)
+			return m.initError()
 		}
 		done, err := handle(m)
 		if err != nil || done {

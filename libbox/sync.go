@@ -24,7 +24,7 @@ package libbox
 //	                      (SCM_RIGHTS)            seccomp_linux.go)
 //	init    ready         -                       set-up complete; init now waits on the
 //	                                              exec fifo for `start`
-//	init    error         Error text              set-up failed; init exits
+//	init    error         Error text, ErrorKind   set-up failed; init exits
 //	parent  error         Error text              the parent failed (hooks); init exits
 //
 // The only descriptor that crosses this socket is the seccomp notify fd;
@@ -34,7 +34,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 
 	"golang.org/x/sys/unix"
 )
@@ -56,10 +58,13 @@ const (
 const maxSyncMsg = 4 << 20
 
 type syncMsg struct {
-	Type   syncType    `json:"type"`
-	Error  string      `json:"error,omitempty"`
-	Config *initConfig `json:"config,omitempty"`
-	Exec   *execConfig `json:"exec,omitempty"`
+	Type  syncType `json:"type"`
+	Error string   `json:"error,omitempty"`
+	// ErrorKind classifies an init error the caller may act on
+	// (errorKinds): the program was not found, or is not executable.
+	ErrorKind string      `json:"errorKind,omitempty"`
+	Config    *initConfig `json:"config,omitempty"`
+	Exec      *execConfig `json:"exec,omitempty"`
 }
 
 // initConfig is what the parent sends init after the namespaces exist.
@@ -159,7 +164,7 @@ func (s *syncSocket) expect(t syncType) (syncMsg, error) {
 		return m, err
 	}
 	if m.Type == syncError {
-		return m, errors.New(m.Error)
+		return m, m.initError()
 	}
 	if m.Type != t {
 		return m, fmt.Errorf("sync: expected %q, got %q", t, m.Type)
@@ -180,3 +185,42 @@ func newSyncPair() (parent, child *os.File, err error) {
 	}
 	return os.NewFile(uintptr(fds[0]), "sync-parent"), os.NewFile(uintptr(fds[1]), "sync-child"), nil
 }
+
+// errorKinds map ErrorKind values to the sentinel errors they stand for.
+var errorKinds = map[string]error{
+	"not-found":      ErrProgramNotFound,
+	"not-executable": ErrProgramNotExecutable,
+}
+
+// errorKindOf classifies an error of init's: lookPath's *exec.Error is a
+// missing program (exec.ErrNotFound, or a path that does not exist) or one
+// that may not be executed (fs.ErrPermission).
+func errorKindOf(err error) string {
+	var ee *exec.Error
+	switch {
+	case !errors.As(err, &ee):
+		return ""
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
+		return "not-found"
+	case errors.Is(err, fs.ErrPermission):
+		return "not-executable"
+	}
+	return ""
+}
+
+// initError is init's error text as the caller's error, matching the
+// sentinel of its kind (errors.Is) while reading exactly as init wrote it.
+func (m *syncMsg) initError() error {
+	if kind, ok := errorKinds[m.ErrorKind]; ok {
+		return &kindError{msg: m.Error, kind: kind}
+	}
+	return errors.New(m.Error)
+}
+
+type kindError struct {
+	msg  string
+	kind error
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }
