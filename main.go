@@ -14,10 +14,9 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
 
+	// Importing libbox links in the nsenter constructor, which runs before
+	// the Go runtime when this binary is re-executed as a container's init.
 	"github.com/nanobox-sandbox/nanobox-runc/libbox"
-	// The nsenter constructor runs before the Go runtime when this binary
-	// is re-executed as a container's init.
-	_ "github.com/nanobox-sandbox/nanobox-runc/libbox/nsenter"
 )
 
 // version is the runtime's version; the release build may override it with
@@ -31,11 +30,11 @@ config.json and a root filesystem. Start with "nanobox-runc spec" to write a
 default config.json, then "nanobox-runc run ID" in the bundle.`
 
 func main() {
-	// init is the container side of create: skip the CLI machinery.
+	// The container side of create (the re-executed binary): it never
+	// returns there, and skips the CLI machinery.
+	libbox.Main()
 	if len(os.Args) > 1 && os.Args[1] == "init" {
-		if err := libbox.Init(); err != nil {
-			fmt.Fprintln(os.Stderr, "nanobox-runc init:", err)
-		}
+		fmt.Fprintln(os.Stderr, "nanobox-runc init: this command is run by the runtime itself")
 		os.Exit(1)
 	}
 	app := newApp()

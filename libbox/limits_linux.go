@@ -1,0 +1,355 @@
+package libbox
+
+// How each limit a sandbox asks for is enforced on this host, decided once
+// by New: a cgroup when the caller can have one (root, or a delegated
+// cgroup v2 subtree), rlimits, or the runtime itself (wall time, output).
+// A limit that cannot be enforced as asked is an error naming the limit and
+// the fix, unless the caller listed it in AllowDegraded: then it is
+// enforced by the best weaker mechanism, or not at all, and the report
+// says which. Never silently weaker.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/opencontainers/cgroups"
+	"golang.org/x/sys/unix"
+)
+
+// cgroupProbe is whether this caller can have a cgroup for a sandbox, with
+// which controllers.
+type cgroupProbe struct {
+	// version is 1 (v1 or hybrid) or 2 (unified).
+	version int
+	// usable: the runtime can create the sandbox's cgroup.
+	usable bool
+	// controllers usable in it (cgroup v2 names: "io" for blkio).
+	controllers map[string]bool
+	// why says why a controller or the cgroup is not usable, with the fix.
+	why string
+}
+
+func (c cgroupProbe) has(ctrl string) bool { return c.usable && c.controllers[ctrl] }
+
+func (c cgroupProbe) versionName() string {
+	if !c.usable {
+		return ""
+	}
+	return fmt.Sprintf("v%d", c.version)
+}
+
+// whyNot explains why ctrl cannot be used.
+func (c cgroupProbe) whyNot(ctrl string) string {
+	if !c.usable {
+		return c.why
+	}
+	if c.version == 2 {
+		return fmt.Sprintf("the cgroup v2 controller %q is not available in the sandbox's parent cgroup: enable it in its cgroup.subtree_control (a delegated subtree must be delegated with it)", ctrl)
+	}
+	return fmt.Sprintf("this host does not mount the cgroup v1 controller %q under /sys/fs/cgroup", v1Name(ctrl))
+}
+
+// probeCgroup finds out whether a sandbox of this caller can have a
+// cgroup. Root can (the runtime creates it next to or below its own);
+// an unprivileged caller only on cgroup v2, when the parent of its own
+// cgroup (where the sandbox's goes, as with every rootless container of
+// this runtime) is writable: a delegated subtree.
+func probeCgroup(rootless bool) cgroupProbe {
+	p := cgroupProbe{version: 1, controllers: map[string]bool{}}
+	if cgroups.IsCgroup2UnifiedMode() {
+		p.version = 2
+		dir := "/sys/fs/cgroup"
+		if rootless {
+			own, err := ownCgroupV2()
+			if err != nil {
+				p.why = fmt.Sprintf("cannot find this process's cgroup (%v)", err)
+				return p
+			}
+			dir = filepath.Dir(filepath.Join("/sys/fs/cgroup", own))
+			if err := unix.Access(dir, unix.W_OK); err != nil {
+				p.why = fmt.Sprintf("uid %d may not create cgroups in %s (%v): no delegated cgroup v2 subtree; run as root, or inside a subtree delegated to this user (e.g. systemd-run --user --scope -p Delegate=yes ...)", os.Geteuid(), dir, err)
+				return p
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+		if err != nil {
+			p.why = fmt.Sprintf("cannot read %s/cgroup.controllers (%v)", dir, err)
+			return p
+		}
+		for _, c := range strings.Fields(string(b)) {
+			p.controllers[c] = true
+		}
+		p.usable = true
+		return p
+	}
+	if rootless {
+		p.why = "an unprivileged user cannot have a cgroup on this host: it uses cgroup v1 (or the hybrid layout), which cannot be delegated; run as root, or on a cgroup v2 host inside a delegated subtree"
+		return p
+	}
+	for _, c := range []string{"memory", "pids", "cpu", "cpuacct", "cpuset", "io"} {
+		if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", v1Name(c), "cgroup.procs")); err == nil {
+			p.controllers[c] = true
+		}
+	}
+	p.usable = true
+	return p
+}
+
+// ownCgroupV2 is this process's cgroup v2 path ("0::/user.slice/...").
+func ownCgroupV2() (string, error) {
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if p, ok := strings.CutPrefix(sc.Text(), "0::"); ok {
+			return p, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
+	}
+	return "", errors.New("no cgroup v2 entry in /proc/self/cgroup")
+}
+
+// limitPlan is how a sandbox's limits are enforced.
+type limitPlan struct {
+	// reports are the limits' fates (Hit is filled in after a run).
+	reports map[LimitName]LimitReport
+	// resources are the cgroup limits; nil when none is asked for and the
+	// caller is unprivileged (then the sandbox runs without a cgroup).
+	resources *cgroups.Resources
+	rlimits   []Rlimit
+	// cgroupCPUPoll: the runtime kills the sandbox when its cgroup's CPU
+	// time passes Limits.CPUTime.
+	cgroupCPUPoll bool
+	// degraded lists, in words, what is weaker than asked.
+	degraded []string
+}
+
+// planLimits decides the fate of every limit o asks for. forSpec plans for
+// an OCI runtime that will be given the cgroup limits (spec --preset):
+// every cgroup limit is then "enforced" by the cgroup.
+func planLimits(o *Options, rootless bool, cg cgroupProbe, forSpec bool) (*limitPlan, error) {
+	p := &limitPlan{reports: map[LimitName]LimitReport{}}
+	res := &cgroups.Resources{}
+	l := &o.Limits
+	var errs []error
+	set := func(n LimitName, st LimitStatus, mech, reason string) {
+		v, _ := l.requested(n)
+		p.reports[n] = LimitReport{Requested: v, Unit: limitUnit(n), Status: st, Mechanism: mech, Reason: reason}
+		switch st {
+		case LimitDegraded:
+			p.degraded = append(p.degraded, fmt.Sprintf("%s: enforced by %s (%s)", n, mech, reason))
+		case LimitUnavailable:
+			p.degraded = append(p.degraded, fmt.Sprintf("%s: not enforced (%s)", n, reason))
+		}
+	}
+	hasCgroup := func(ctrl string) bool { return forSpec || cg.has(ctrl) }
+	cgName := func(v2, v1 string) string {
+		if cg.version == 2 {
+			return "cgroup v2 " + v2
+		}
+		return "cgroup v1 " + v1
+	}
+	refuse := func(n LimitName, ctrl, degradedBy string) {
+		fix := "run as root or in a delegated cgroup v2 subtree, or allow degradation (allowDegraded: [\"" + string(n) + "\"], CLI --allow-degraded " + string(n) + ")"
+		if degradedBy != "" {
+			fix += " to enforce it with " + degradedBy
+		} else {
+			fix += " to run without it"
+		}
+		errs = append(errs, fieldError("limits."+string(n), "needs a cgroup with the %s controller, and %s; %s", ctrl, cg.whyNot(ctrl), fix))
+	}
+
+	if l.Memory != 0 {
+		switch {
+		case hasCgroup("memory"):
+			res.Memory = l.Memory
+			// Swap counts against the limit: a program must not get
+			// around it by being swapped out.
+			if cg.version == 2 || memswAccounting() {
+				res.MemorySwap = l.Memory
+			}
+			set(LimitMemory, LimitEnforced, cgName("memory.max", "memory.limit_in_bytes"), "")
+		case o.allowsDegraded(LimitMemory):
+			p.rlimits = append(p.rlimits, Rlimit{Type: unix.RLIMIT_AS, Soft: uint64(l.Memory), Hard: uint64(l.Memory)})
+			set(LimitMemory, LimitDegraded, "RLIMIT_AS (per process address space)", cg.whyNot("memory"))
+		default:
+			refuse(LimitMemory, "memory", "RLIMIT_AS per process")
+		}
+	}
+	if l.Pids != 0 {
+		switch {
+		case hasCgroup("pids"):
+			pids := l.Pids
+			res.PidsLimit = &pids
+			set(LimitPids, LimitEnforced, cgName("pids.max", "pids.max"), "")
+		case o.allowsDegraded(LimitPids) && o.Namespaces.None:
+			set(LimitPids, LimitUnavailable, "", cg.whyNot("pids")+"; without a user namespace RLIMIT_NPROC would count every process of the caller's uid")
+		case o.allowsDegraded(LimitPids):
+			// Since Linux 5.14 RLIMIT_NPROC is counted per user namespace
+			// and uid (ucounts): in the sandbox's own user namespace it
+			// counts the sandbox's processes and threads only.
+			p.rlimits = append(p.rlimits, Rlimit{Type: unix.RLIMIT_NPROC, Soft: uint64(l.Pids), Hard: uint64(l.Pids)})
+			set(LimitPids, LimitDegraded, "RLIMIT_NPROC in the sandbox's own user namespace", cg.whyNot("pids"))
+		default:
+			refuse(LimitPids, "pids", "RLIMIT_NPROC in the sandbox's user namespace")
+		}
+	}
+	if l.CPUs != 0 {
+		switch {
+		case hasCgroup("cpu"):
+			const period = 100000
+			q := int64(math.Ceil(l.CPUs * period))
+			res.CpuQuota, res.CpuPeriod = q, period
+			set(LimitCPUs, LimitEnforced, cgName("cpu.max", "cpu.cfs_quota_us"), "")
+		case o.allowsDegraded(LimitCPUs):
+			set(LimitCPUs, LimitUnavailable, "", cg.whyNot("cpu"))
+		default:
+			refuse(LimitCPUs, "cpu", "")
+		}
+	}
+	if l.WallTime != 0 {
+		mech := "runtime timer from execve, then SIGKILL of the whole sandbox"
+		if o.Namespaces.None {
+			set(LimitWallTime, LimitDegraded, "runtime timer, then SIGKILL of the program's process group", "without a pid namespace a process that leaves the group is not reached")
+		} else {
+			set(LimitWallTime, LimitEnforced, mech, "")
+		}
+	}
+	if l.CPUTime != 0 {
+		// RLIMIT_CPU counts whole seconds: SIGXCPU at the soft limit, and
+		// SIGKILL a second later for a program that catches it.
+		secs := uint64(math.Ceil(l.CPUTime.Seconds()))
+		p.rlimits = append(p.rlimits, Rlimit{Type: unix.RLIMIT_CPU, Soft: secs, Hard: secs + 1})
+		if !forSpec && cg.has("cpu") && (cg.version == 2 || cg.controllers["cpuacct"]) {
+			p.cgroupCPUPoll = true
+			set(LimitCPUTime, LimitEnforced, "cgroup CPU usage of the whole sandbox, and RLIMIT_CPU per process", "")
+		} else {
+			set(LimitCPUTime, LimitEnforced, fmt.Sprintf("RLIMIT_CPU per process (%ds)", secs), "")
+		}
+	}
+	if l.OpenFiles != 0 {
+		if err := checkHardLimit(unix.RLIMIT_NOFILE, uint64(l.OpenFiles), "openFiles"); err != nil && !forSpec {
+			errs = append(errs, err)
+		}
+		p.rlimits = append(p.rlimits, Rlimit{Type: unix.RLIMIT_NOFILE, Soft: uint64(l.OpenFiles), Hard: uint64(l.OpenFiles)})
+		set(LimitOpenFiles, LimitEnforced, "RLIMIT_NOFILE", "")
+	}
+	if l.FileSize != 0 {
+		p.rlimits = append(p.rlimits, Rlimit{Type: unix.RLIMIT_FSIZE, Soft: uint64(l.FileSize), Hard: uint64(l.FileSize)})
+		set(LimitFileSize, LimitEnforced, "RLIMIT_FSIZE", "")
+	}
+	if l.Output != 0 {
+		set(LimitOutput, LimitEnforced, "runtime-side cap on stdout and stderr, then SIGKILL of the whole sandbox", "")
+	}
+	// No core files: they would land in a writable directory of the
+	// sandbox and take its space.
+	p.rlimits = append(p.rlimits, Rlimit{Type: unix.RLIMIT_CORE})
+	for _, rl := range p.rlimits {
+		if rl.Type == unix.RLIMIT_NOFILE || forSpec {
+			continue
+		}
+		if err := checkHardLimit(rl.Type, rl.Hard, ""); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, oneLine(errs)
+	}
+	if HasLimits(res) || !rootless || cg.usable {
+		// Root always gets a cgroup (it measures memory and CPU for the
+		// whole sandbox and kills it as one); so does a caller with a
+		// delegated subtree.
+		p.resources = res
+	}
+	return p, nil
+}
+
+// checkHardLimit fails when v is above this process's hard limit, which
+// only CAP_SYS_RESOURCE may raise.
+func checkHardLimit(res int, v uint64, field string) error {
+	var cur unix.Rlimit
+	if err := unix.Getrlimit(res, &cur); err != nil || cur.Max == unix.RLIM_INFINITY || v <= cur.Max {
+		return nil
+	}
+	if field == "" {
+		return fmt.Errorf("%s %d is above this process's hard limit %d, which only CAP_SYS_RESOURCE may raise: ask for less", rlimitName(res), v, cur.Max)
+	}
+	return fieldError("limits."+field, "%d is above this process's hard %s of %d, which only CAP_SYS_RESOURCE may raise: ask for at most %d", v, rlimitName(res), cur.Max, cur.Max)
+}
+
+// memswAccounting reports whether cgroup v1 swap accounting is on.
+func memswAccounting() bool {
+	_, err := os.Stat("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes")
+	return err == nil
+}
+
+// cgroupCPU is the CPU time used by the cgroup h so far: the exact total
+// (cpu.stat usage_usec, cpuacct.usage), split in the proportion of the
+// user and system times the kernel keeps beside it.
+func cgroupCPU(h *cgroupHandle) cpuSample {
+	var total, user, sys uint64
+	var err error
+	if cgroups.IsCgroup2UnifiedMode() {
+		stat := filepath.Join(h.m.Path(""), "cpu.stat")
+		if total, err = statField(stat, "usage_usec"); err != nil {
+			return cpuSample{}
+		}
+		user, _ = statField(stat, "user_usec")
+		sys, _ = statField(stat, "system_usec")
+		total, user, sys = total*1000, user*1000, sys*1000
+	} else {
+		dir := h.m.Path("cpuacct")
+		if dir == "" {
+			return cpuSample{}
+		}
+		if total, err = readUint(filepath.Join(dir, "cpuacct.usage")); err != nil {
+			return cpuSample{}
+		}
+		user, _ = readUint(filepath.Join(dir, "cpuacct.usage_user"))
+		sys, _ = readUint(filepath.Join(dir, "cpuacct.usage_sys"))
+	}
+	return cpuSample{user: time.Duration(user), system: time.Duration(sys), ok: true}.rescale(time.Duration(total))
+}
+
+// statField reads "key value" from a flat-keyed cgroup file.
+func statField(path, key string) (uint64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, " ")
+		if ok && k == key {
+			var n uint64
+			if _, err := fmt.Sscan(v, &n); err != nil {
+				return 0, fmt.Errorf("%s %s: %w", path, key, err)
+			}
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("%s has no %s", path, key)
+}
+
+// readUint reads a file holding one number.
+func readUint(path string) (uint64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	if _, err := fmt.Sscan(string(b), &n); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,685 @@
+package libbox
+
+// Real sandboxes, run by this test binary (TestMain calls Main, so it is
+// their init too). As root they run rootful; TestSandboxRootless runs the
+// same tests again as the unprivileged test user.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// rootlessChildEnv marks the run of this binary as the unprivileged user.
+const rootlessChildEnv = "NANOBOX_TEST_SANDBOX_ROOTLESS_CHILD"
+
+// rootlessTestUser is the user the integration suites run the runtime as
+// (tests/integration/setup-rootless-user.sh creates it).
+const rootlessTestUser = "nanobox-test"
+
+func requireSandbox(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 && os.Getenv(rootlessChildEnv) == "" {
+		// An ordinary user runs them too when user namespaces work.
+		if p := Probe(); !p.UserNamespaces.OK {
+			t.Skipf("user namespaces are not available here: %s", p.UserNamespaces.Detail)
+		}
+	}
+}
+
+// newTestSandbox makes a sandbox with a state root of the test's own.
+func newTestSandbox(t *testing.T, o Options) *Sandbox {
+	t.Helper()
+	requireSandbox(t)
+	if o.StateRoot == "" {
+		o.StateRoot = t.TempDir()
+	}
+	sb, err := New(o)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return sb
+}
+
+// run runs a shell command and checks that nothing was left behind.
+func run(t *testing.T, sb *Sandbox, script string) *Result {
+	t.Helper()
+	res, err := sb.Run(context.Background(), "/bin/sh", "-c", script)
+	if err != nil {
+		t.Fatalf("Run %q: %v", script, err)
+	}
+	checkNothingLeft(t, sb, res.Report.ID)
+	return res
+}
+
+// checkNothingLeft fails when the sandbox id left a state directory or a
+// cgroup behind.
+func checkNothingLeft(t *testing.T, sb *Sandbox, id string) {
+	t.Helper()
+	if id == "" {
+		t.Fatal("report has no sandbox id")
+	}
+	if _, err := os.Lstat(filepath.Join(sb.StateRoot(), id)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("state directory of %s left behind (%v)", id, err)
+	}
+	for _, dir := range ownCgroupDirs(t) {
+		for _, d := range []string{filepath.Join(dir, id), filepath.Join(filepath.Dir(dir), id)} {
+			if _, err := os.Lstat(d); err == nil {
+				t.Errorf("cgroup %s left behind", d)
+			}
+		}
+	}
+}
+
+// ownCgroupDirs are this process's cgroup directories, one per hierarchy.
+func ownCgroupDirs(t *testing.T) []string {
+	t.Helper()
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var dirs []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		ctrl := strings.TrimPrefix(parts[1], "name=")
+		switch {
+		case parts[0] == "0":
+			if _, err := os.Stat("/sys/fs/cgroup/unified"); err == nil {
+				dirs = append(dirs, filepath.Join("/sys/fs/cgroup/unified", parts[2]))
+			} else {
+				dirs = append(dirs, filepath.Join("/sys/fs/cgroup", parts[2]))
+			}
+		case ctrl != "":
+			dirs = append(dirs, filepath.Join("/sys/fs/cgroup", strings.Split(ctrl, ",")[0], parts[2]))
+		}
+	}
+	return dirs
+}
+
+func wantRunStatus(t *testing.T, res *Result, want RunStatus) {
+	t.Helper()
+	if res.Report.Status != want {
+		t.Fatalf("status %q, want %q (exit %d, signal %d, error %q)\nstdout: %s\nstderr: %s",
+			res.Report.Status, want, res.ExitCode, res.Signal, res.Report.Error, res.Stdout, res.Stderr)
+	}
+}
+
+func wantLimit(t *testing.T, res *Result, n LimitName, st LimitStatus, hit bool) LimitReport {
+	t.Helper()
+	l, ok := res.Report.Limits[n]
+	if !ok {
+		t.Fatalf("report has no %s limit: %+v", n, res.Report.Limits)
+	}
+	if l.Status != st || l.Hit != hit || l.Mechanism == "" && st != LimitUnavailable {
+		t.Fatalf("limit %s: %+v, want status %s, hit %v, a mechanism", n, l, st, hit)
+	}
+	return l
+}
+
+func TestSandboxRunEcho(t *testing.T) {
+	sb := newTestSandbox(t, Options{})
+	res := run(t, sb, "echo hello; echo oops >&2")
+	wantRunStatus(t, res, StatusOK)
+	if string(res.Stdout) != "hello\n" || string(res.Stderr) != "oops\n" || res.ExitCode != 0 {
+		t.Fatalf("stdout %q stderr %q exit %d", res.Stdout, res.Stderr, res.ExitCode)
+	}
+	r := res.Report
+	if r.Version != ContractVersion || !strings.HasPrefix(r.ID, "sb-") || r.WallTime <= 0 || r.PeakMemory <= 0 || r.PeakMemorySource == "" {
+		t.Errorf("report %+v", r)
+	}
+	if r.OutputBytes != 11 || r.OutputTruncated {
+		t.Errorf("output bytes %d truncated %v", r.OutputBytes, r.OutputTruncated)
+	}
+	if r.Isolation.Rootless != (os.Geteuid() != 0) || r.Isolation.Network != NetworkNone || r.Isolation.Seccomp != "default" || r.Isolation.Namespaces != "all" {
+		t.Errorf("isolation %+v", r.Isolation)
+	}
+}
+
+func TestSandboxExitStatuses(t *testing.T) {
+	sb := newTestSandbox(t, Options{})
+	res := run(t, sb, "exit 3")
+	wantRunStatus(t, res, StatusExited)
+	if res.ExitCode != 3 || res.Signal != 0 {
+		t.Errorf("exit %d signal %d", res.ExitCode, res.Signal)
+	}
+	// A fault: the program is pid 1 of its pid namespace, which ignores
+	// the signals it sends itself, but not the ones the kernel forces.
+	res = run(t, sb, `exec perl -e 'unpack "p", pack "L!", 1'`)
+	wantRunStatus(t, res, StatusSignaled)
+	if res.Signal != unix.SIGSEGV || res.ExitCode != 128+int(unix.SIGSEGV) || res.Report.SignalName != "SIGSEGV" {
+		t.Errorf("exit %d signal %d (%s)", res.ExitCode, res.Signal, res.Report.SignalName)
+	}
+}
+
+func TestSandboxProgramErrors(t *testing.T) {
+	sb := newTestSandbox(t, Options{})
+	for _, tc := range []struct {
+		prog string
+		is   error
+		code int
+	}{
+		{"no-such-program-here", ErrProgramNotFound, ExitNotFound},
+		{"/no/such/path", ErrProgramNotFound, ExitNotFound},
+		{"/etc/passwd", ErrProgramNotExecutable, ExitNotExecutable},
+		{"/usr", ErrProgramNotExecutable, ExitNotExecutable},
+	} {
+		res, err := sb.Run(context.Background(), tc.prog)
+		if !errors.Is(err, tc.is) {
+			t.Errorf("%s: error %v, want %v", tc.prog, err, tc.is)
+			continue
+		}
+		if res == nil || res.ExitCode != tc.code || res.Report.Status != StatusSetupError || !strings.Contains(res.Report.Error, tc.prog) {
+			t.Errorf("%s: result %+v", tc.prog, res)
+			continue
+		}
+		checkNothingLeft(t, sb, res.Report.ID)
+	}
+}
+
+// The default root, seen from inside.
+func TestSandboxDefaultRoot(t *testing.T) {
+	sb := newTestSandbox(t, Options{Env: []string{"A=1"}})
+	res := run(t, sb, `
+		fail() { echo "FAIL: $*" >&2; }
+		[ "$(hostname)" = sandbox ] || fail hostname $(hostname)
+		[ "$(id -u):$(id -g)" = 0:0 ] || fail ids $(id)
+		[ "$(pwd)" = /tmp ] || fail cwd $(pwd)
+		touch /newfile 2>/dev/null && fail / is writable
+		touch /usr/newfile 2>/dev/null && fail /usr is writable
+		touch /etc/newfile 2>/dev/null && fail /etc is writable
+		echo x >/tmp/f && [ "$(cat /tmp/f)" = x ] || fail /tmp is not writable
+		echo x >/dev/shm/f || fail /dev/shm is not writable
+		[ -s /etc/shadow ] && fail /etc/shadow is readable
+		for k in /etc/ssh/ssh_host_*_key; do [ -e "$k" ] && [ -s "$k" ] && fail "$k is readable"; done
+		[ -s /etc/passwd ] || fail /etc/passwd is missing
+		[ -e /home ] && fail /home is visible
+		[ -e /root ] && fail /root is visible
+		[ -e /run ] && fail /run is visible
+		[ -e /sys ] && fail /sys is visible
+		ls /dev | tr '\n' ' '; echo
+		tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '
+		ls -d /proc/[0-9]* | wc -l
+		exec 9>/tmp/x; ls /proc/self/fd | tr '\n' ' '; echo
+		env | cut -d= -f1 | sort | tr '\n' ' '
+	`)
+	wantRunStatus(t, res, StatusOK)
+	if len(res.Stderr) > 0 {
+		t.Errorf("inside the sandbox:\n%s", res.Stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("output %q", res.Stdout)
+	}
+	for _, d := range []string{"null", "zero", "full", "random", "urandom", "tty", "pts", "shm", "ptmx"} {
+		if !slices.Contains(strings.Fields(lines[0]), d) {
+			t.Errorf("/dev has no %s: %s", d, lines[0])
+		}
+	}
+	if len(strings.Fields(lines[0])) > 16 {
+		t.Errorf("/dev has more than the minimal devices: %s", lines[0])
+	}
+	if lines[1] != "lo" {
+		t.Errorf("network interfaces %q, want only lo", lines[1])
+	}
+	// The shell and ls: a pid namespace of its own.
+	if n, _ := strconv.Atoi(strings.TrimSpace(lines[2])); n < 1 || n > 3 {
+		t.Errorf("%s processes visible in /proc", lines[2])
+	}
+	// Only stdio, the fd just opened and ls's own directory fd.
+	if got := strings.Fields(lines[3]); !slices.Equal(got, []string{"0", "1", "2", "3", "9"}) {
+		t.Errorf("fds inside: %v", got)
+	}
+	// The environment is what was given, plus HOME and what sh sets.
+	for _, k := range strings.Fields(lines[4]) {
+		if !slices.Contains([]string{"A", "HOME", "PWD", "OLDPWD", "SHLVL", "_"}, k) {
+			t.Errorf("variable %s in the sandbox's environment", k)
+		}
+	}
+}
+
+// A hostile program tries the usual ways out of the default root.
+func TestSandboxEscapeAttempts(t *testing.T) {
+	sb := newTestSandbox(t, Options{})
+	res := run(t, sb, `
+		bad() { echo "ESCAPED: $*"; }
+		mount -t tmpfs x /tmp 2>/dev/null && bad mount
+		mount -o remount,rw / 2>/dev/null && bad remount /
+		mount -o remount,rw /usr 2>/dev/null && bad remount /usr
+		umount /etc 2>/dev/null && bad umount /etc
+		unshare -U true 2>/dev/null && bad unshare user
+		unshare -m true 2>/dev/null && bad unshare mount
+		chroot / true 2>/dev/null && bad chroot
+		mknod /tmp/sda b 8 0 2>/dev/null && bad mknod
+		echo 1 >/proc/sys/kernel/sysrq 2>/dev/null && bad write /proc/sys
+		echo c >/proc/sysrq-trigger 2>/dev/null && bad sysrq-trigger
+		[ -s /proc/kcore ] && head -c 1 /proc/kcore >/dev/null 2>&1 && bad read kcore
+		kill -9 -1 2>/dev/null
+		ls /proc/1/root/ >/dev/null 2>&1 || true
+		[ "$(readlink /proc/1/root)" = / ] || bad /proc/1/root is $(readlink /proc/1/root)
+		if cd -P /proc/self/cwd/.. 2>/dev/null; then [ "$(pwd -P)" = / ] || bad cwd escape to $(pwd -P); fi
+		ls -a / | grep -q state.json && bad runtime state visible
+		touch /dev/x 2>/dev/null; [ -e /dev/sda ] && bad host devices
+		echo done
+	`)
+	// kill -9 -1 in a pid namespace reaches only the sandbox's processes:
+	// the shell itself may be among them on some shells.
+	if s := res.Report.Status; s != StatusOK && s != StatusSignaled {
+		t.Fatalf("status %s: %s %s", s, res.Stdout, res.Stderr)
+	}
+	if strings.Contains(string(res.Stdout), "ESCAPED") {
+		t.Fatalf("escapes:\n%s", res.Stdout)
+	}
+}
+
+func TestSandboxWallTime(t *testing.T) {
+	sb := newTestSandbox(t, Options{Limits: Limits{WallTime: 300 * time.Millisecond}})
+	res := run(t, sb, "sleep 30 & sleep 31")
+	wantRunStatus(t, res, StatusWallTimeout)
+	wantLimit(t, res, LimitWallTime, LimitEnforced, true)
+	if !res.Report.Killed || res.Signal != unix.SIGKILL {
+		t.Errorf("killed %v signal %d", res.Report.Killed, res.Signal)
+	}
+	if w := res.Report.WallTime; w < 300*time.Millisecond || w > 20*time.Second {
+		t.Errorf("wall time %s", w)
+	}
+}
+
+func TestSandboxCPUTime(t *testing.T) {
+	sb := newTestSandbox(t, Options{Limits: Limits{CPUTime: 500 * time.Millisecond, WallTime: 60 * time.Second}})
+	res := run(t, sb, "while :; do :; done")
+	wantRunStatus(t, res, StatusCPUTimeout)
+	wantLimit(t, res, LimitCPUTime, LimitEnforced, true)
+	if c := res.Report.CPUTime(); c < 400*time.Millisecond {
+		t.Errorf("cpu time %s, below the limit", c)
+	}
+}
+
+func TestSandboxOutputLimit(t *testing.T) {
+	const limit = 64 << 10
+	sb := newTestSandbox(t, Options{Limits: Limits{Output: limit, WallTime: 60 * time.Second}})
+	res := run(t, sb, "yes flood & yes flood >&2")
+	wantRunStatus(t, res, StatusOutputLimit)
+	wantLimit(t, res, LimitOutput, LimitEnforced, true)
+	if n := len(res.Stdout) + len(res.Stderr); n > limit || n < limit/2 {
+		t.Errorf("kept %d bytes of output, limit %d", n, limit)
+	}
+	if !res.OutputTruncated || res.Report.OutputBytes <= limit {
+		t.Errorf("truncated %v, output bytes %d", res.OutputTruncated, res.Report.OutputBytes)
+	}
+}
+
+// Without an output limit, Run keeps DefaultOutputCap and does not kill.
+func TestSandboxOutputDefaultCap(t *testing.T) {
+	sb := newTestSandbox(t, Options{})
+	res := run(t, sb, "head -c 1000000 /dev/zero")
+	wantRunStatus(t, res, StatusOK)
+	if len(res.Stdout) != 1000000 || res.OutputTruncated {
+		t.Errorf("%d bytes, truncated %v", len(res.Stdout), res.OutputTruncated)
+	}
+}
+
+func TestSandboxOpenFiles(t *testing.T) {
+	sb := newTestSandbox(t, Options{Limits: Limits{OpenFiles: 16}})
+	// Open files until the kernel says no (EMFILE), and count the fds.
+	res := run(t, sb, `exec perl -e 'my @f; while (open(my $f, "<", "/dev/null")) { push @f, $f } print scalar(@f)+3, " $!\n"'`)
+	wantRunStatus(t, res, StatusOK)
+	wantLimit(t, res, LimitOpenFiles, LimitEnforced, false)
+	if got := strings.TrimSpace(string(res.Stdout)); got != "16 Too many open files" {
+		t.Errorf("opened %q (want 16 fds, then EMFILE)", got)
+	}
+}
+
+// The program is pid 1 of the sandbox, for which the kernel drops
+// SIGXFSZ (it has no handler, and a pid namespace's init ignores unhandled
+// signals that are not forced): the write fails with EFBIG instead.
+func TestSandboxFileSize(t *testing.T) {
+	sb := newTestSandbox(t, Options{Limits: Limits{FileSize: 1 * MB}})
+	res := run(t, sb, "exec head -c 3000000 /dev/zero >/tmp/big")
+	wantRunStatus(t, res, StatusExited)
+	if !strings.Contains(string(res.Stderr), "File too large") {
+		t.Fatalf("stderr %q, want EFBIG's message", res.Stderr)
+	}
+	wantLimit(t, res, LimitFileSize, LimitEnforced, false)
+	// A child process gets the signal.
+	res = run(t, sb, "head -c 3000000 /dev/zero >/tmp/big; echo $?")
+	wantRunStatus(t, res, StatusOK)
+	if got := strings.TrimSpace(string(res.Stdout)); got != strconv.Itoa(128+int(unix.SIGXFSZ)) {
+		t.Errorf("head's exit status %q, want SIGXFSZ's", got)
+	}
+}
+
+// memoryOptions is a memory limit that this caller can have: enforced by
+// a cgroup, or degraded to RLIMIT_AS where there is none.
+func memoryOptions(t *testing.T, limit int64) (Options, LimitStatus) {
+	o := Options{Limits: Limits{Memory: limit, WallTime: 60 * time.Second}}
+	if probeCgroup(os.Geteuid() != 0).has("memory") {
+		return o, LimitEnforced
+	}
+	// Fail closed: refused unless degradation is allowed.
+	o.StateRoot = t.TempDir()
+	_, err := New(o)
+	if err == nil || !strings.Contains(err.Error(), "limits.memory") || !strings.Contains(err.Error(), "allowDegraded") {
+		t.Fatalf("memory limit without a cgroup: New error %v, want one naming limits.memory and the fix", err)
+	}
+	o.AllowDegraded = []LimitName{LimitMemory}
+	return o, LimitDegraded
+}
+
+func TestSandboxMemoryHog(t *testing.T) {
+	o, fate := memoryOptions(t, 64*MB)
+	sb := newTestSandbox(t, o)
+	// dd fills its 256 MiB buffer: every page is touched.
+	res := run(t, sb, "exec dd if=/dev/zero of=/dev/null bs=256M count=1")
+	if fate == LimitEnforced {
+		wantRunStatus(t, res, StatusOOM)
+		wantLimit(t, res, LimitMemory, LimitEnforced, true)
+		if !res.Report.OOMKilled || !strings.HasPrefix(res.Report.PeakMemorySource, "cgroup") {
+			t.Errorf("oom %v peak source %q", res.Report.OOMKilled, res.Report.PeakMemorySource)
+		}
+		if p := res.Report.PeakMemory; p > 80*MB || p < 32*MB {
+			t.Errorf("peak memory %d, limit %d", p, 64*MB)
+		}
+		return
+	}
+	// RLIMIT_AS: the allocation fails, and dd says so.
+	wantRunStatus(t, res, StatusExited)
+	l := wantLimit(t, res, LimitMemory, LimitDegraded, false)
+	if !strings.Contains(l.Mechanism, "RLIMIT_AS") || l.Reason == "" {
+		t.Errorf("degraded memory limit %+v", l)
+	}
+	if !strings.Contains(string(res.Stderr), "memory") {
+		t.Errorf("dd stderr %q", res.Stderr)
+	}
+}
+
+func pidsOptions(t *testing.T, limit int64) (Options, LimitStatus) {
+	o := Options{Limits: Limits{Pids: limit, WallTime: 60 * time.Second}}
+	if probeCgroup(os.Geteuid() != 0).has("pids") {
+		return o, LimitEnforced
+	}
+	o.StateRoot = t.TempDir()
+	_, err := New(o)
+	if err == nil || !strings.Contains(err.Error(), "limits.pids") {
+		t.Fatalf("pids limit without a cgroup: New error %v, want one naming limits.pids", err)
+	}
+	o.AllowDegraded = []LimitName{LimitPids}
+	return o, LimitDegraded
+}
+
+func TestSandboxForkBomb(t *testing.T) {
+	o, fate := pidsOptions(t, 8)
+	sb := newTestSandbox(t, o)
+	// Fork far more processes than allowed, and count how many forks
+	// worked: the program itself is one of the 8.
+	res := run(t, sb, `exec perl -e 'my $n = 0; for (1..40) { my $p = fork; last unless defined $p; if (!$p) { sleep 30; exit } $n++ } print "$n\n"'`)
+	wantRunStatus(t, res, StatusOK)
+	wantLimit(t, res, LimitPids, fate, fate == LimitEnforced)
+	if got := strings.TrimSpace(string(res.Stdout)); got != "7" {
+		t.Errorf("%q forks worked, want 7 (limit 8 with the program)", got)
+	}
+}
+
+func TestSandboxConcurrentRuns(t *testing.T) {
+	sb := newTestSandbox(t, Options{Limits: Limits{WallTime: 120 * time.Second}})
+	const n = 50
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := sb.Run(context.Background(), "/bin/sh", "-c", "echo $0", strconv.Itoa(i))
+			switch {
+			case err != nil:
+				errs <- fmt.Errorf("run %d: %w", i, err)
+			case res.Report.Status != StatusOK || string(res.Stdout) != strconv.Itoa(i)+"\n":
+				errs <- fmt.Errorf("run %d: status %s stdout %q stderr %q", i, res.Report.Status, res.Stdout, res.Stderr)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if ents, err := os.ReadDir(sb.StateRoot()); err != nil || len(ents) != 0 {
+		t.Errorf("state root after %d runs: %v %v", n, ents, err)
+	}
+}
+
+// markerAlive reports whether a process whose command line contains marker
+// exists on the host.
+func markerAlive(marker string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), marker) {
+			return true
+		}
+	}
+	return false
+}
+
+// readyFifo is a host directory with a fifo the sandbox writes to once its
+// processes are running: the test waits on that event, not on time.
+func readyFifo(t *testing.T) (dir, fifo string) {
+	dir = t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	fifo = filepath.Join(dir, "ready")
+	if err := unix.Mkfifo(fifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	return dir, fifo
+}
+
+func waitFifo(t *testing.T, fifo string) {
+	t.Helper()
+	f, err := os.Open(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := bufio.NewReader(f).ReadString('\n'); err != nil {
+		t.Fatalf("read %s: %v", fifo, err)
+	}
+}
+
+func TestSandboxContextCancel(t *testing.T) {
+	dir, fifo := readyFifo(t)
+	sb := newTestSandbox(t, Options{Mounts: []Bind{{Source: dir, Target: "/sync"}}})
+	marker := fmt.Sprintf("%d", 4000000+os.Getpid()%1000000)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type out struct {
+		res *Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := sb.Run(ctx, "/bin/sh", "-c", "sleep "+marker+" & sleep "+marker+" & echo ok >/sync/ready; wait")
+		done <- out{res, err}
+	}()
+	waitFifo(t, fifo)
+	if !markerAlive("sleep " + marker) {
+		t.Fatal("the sandbox's processes are not running")
+	}
+	cancel()
+	o := <-done
+	if !errors.Is(o.err, context.Canceled) || o.res == nil {
+		t.Fatalf("Run after cancel: %v %+v", o.err, o.res)
+	}
+	wantRunStatus(t, o.res, StatusCancelled)
+	if !o.res.Report.Killed {
+		t.Error("report does not say killed")
+	}
+	if markerAlive("sleep " + marker) {
+		t.Error("processes of the cancelled sandbox are still running")
+	}
+	checkNothingLeft(t, sb, o.res.Report.ID)
+}
+
+// Nothing of the caller's is closed, leaked into the sandbox or replaced.
+func TestSandboxCallerFDs(t *testing.T) {
+	sb := newTestSandbox(t, Options{})
+	f, err := os.CreateTemp(t.TempDir(), "caller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var before unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &before); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		res := run(t, sb, "ls /proc/self/fd | wc -l")
+		// 0-2, and ls's own directory fd.
+		if strings.TrimSpace(string(res.Stdout)) != "4" {
+			t.Fatalf("fds in the sandbox: %q", res.Stdout)
+		}
+	}
+	for range 3 {
+		runtime.GC()
+	}
+	var after unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &after); err != nil || after.Ino != before.Ino {
+		t.Fatalf("caller's fd %d changed or closed: %v", f.Fd(), err)
+	}
+	if _, err := f.WriteString("still mine"); err != nil {
+		t.Fatalf("caller's file: %v", err)
+	}
+}
+
+// The sandbox dies with the program that runs it, and the next New in the
+// same state root removes what it left.
+func TestSandboxOwnerKilled(t *testing.T) {
+	requireSandbox(t)
+	dir, fifo := readyFifo(t)
+	root := t.TempDir()
+	marker := fmt.Sprintf("%d", 5000000+os.Getpid()%1000000)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSandboxOwnerHelper$")
+	cmd.Env = append(os.Environ(), "NANOBOX_TEST_OWNER_HELPER="+dir+":"+root+":"+marker)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFifo(t, fifo)
+	if !markerAlive("sleep " + marker) {
+		t.Fatal("the helper's sandbox is not running")
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	// The kernel delivers the parent-death signal as the helper exits;
+	// poll for its effect with a generous deadline.
+	deadline := time.Now().Add(20 * time.Second)
+	for markerAlive("sleep "+marker) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if markerAlive("sleep " + marker) {
+		t.Fatal("the sandbox outlived the program that ran it")
+	}
+	ents, _ := os.ReadDir(root)
+	if len(ents) != 1 {
+		t.Fatalf("state root after the kill: %v (want the killed sandbox's directory)", ents)
+	}
+	if _, err := New(Options{StateRoot: root}); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 0 {
+		t.Errorf("New did not remove the dead program's sandbox: %v", ents)
+	}
+}
+
+// TestSandboxOwnerHelper is TestSandboxOwnerKilled's program to kill.
+func TestSandboxOwnerHelper(t *testing.T) {
+	env := os.Getenv("NANOBOX_TEST_OWNER_HELPER")
+	if env == "" {
+		t.Skip("run by TestSandboxOwnerKilled")
+	}
+	parts := strings.SplitN(env, ":", 3)
+	sb, err := New(Options{StateRoot: parts[1], Mounts: []Bind{{Source: parts[0], Target: "/sync"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = sb.Run(context.Background(), "/bin/sh", "-c", "sleep "+parts[2]+" & echo ok >/sync/ready; wait")
+	t.Fatalf("the helper's sandbox ended before the helper was killed: %v", err)
+}
+
+// TestSandboxRootless runs the sandbox tests again as the unprivileged
+// test user, from a copy of this binary that user may execute.
+func TestSandboxRootless(t *testing.T) {
+	if os.Geteuid() != 0 || os.Getenv(rootlessChildEnv) != "" {
+		t.Skip("runs as root, and reruns the sandbox tests as " + rootlessTestUser)
+	}
+	u, err := user.Lookup(rootlessTestUser)
+	if err != nil {
+		t.Skipf("no user %s (tests/integration/setup-rootless-user.sh creates it): %v", rootlessTestUser, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for d := filepath.Dir(dir); d != "/"; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
+			_ = os.Chmod(d, fi.Mode().Perm()|0o001)
+		}
+	}
+	bin := filepath.Join(dir, "libbox.test")
+	if err := copyTestFile(os.Args[0], bin); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(tmp, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-test.run=^TestSandbox", "-test.count=1"}
+	if testing.Verbose() {
+		args = append(args, "-test.v")
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = tmp
+	cmd.Env = []string{rootlessChildEnv + "=1", "PATH=/usr/bin:/bin", "HOME=" + tmp, "TMPDIR=" + tmp}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}}
+	out, err := cmd.CombinedOutput()
+	t.Logf("as %s:\n%s", rootlessTestUser, out)
+	if err != nil {
+		t.Fatalf("the sandbox tests failed as %s: %v", rootlessTestUser, err)
+	}
+}
+
+func copyTestFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o755)
+}
