@@ -161,13 +161,12 @@ func planLimits(o *Options, rootless bool, cg cgroupProbe, forSpec bool) (*limit
 		return "cgroup v1 " + v1
 	}
 	refuse := func(n LimitName, ctrl, degradedBy string) {
-		fix := "run as root or in a delegated cgroup v2 subtree, or allow degradation (allowDegraded: [\"" + string(n) + "\"], CLI --allow-degraded " + string(n) + ")"
+		how := "to run without it"
 		if degradedBy != "" {
-			fix += " to enforce it with " + degradedBy
-		} else {
-			fix += " to run without it"
+			how = "to enforce it with " + degradedBy
 		}
-		errs = append(errs, fieldError("limits."+string(n), "needs a cgroup with the %s controller, and %s; %s", ctrl, cg.whyNot(ctrl), fix))
+		errs = append(errs, fieldError("limits."+string(n), "needs a cgroup with the %s controller: %s; or allow degradation (allowDegraded: [\"%s\"], CLI --allow-degraded %s) %s",
+			ctrl, cg.whyNot(ctrl), n, n, how))
 	}
 
 	if l.Memory != 0 {

@@ -52,6 +52,9 @@ func (w *capWriter) attach(r *os.File) { w.r = r }
 
 // start copies every attached pipe until EOF.
 func (c *outputCap) start() {
+	if c == nil {
+		return
+	}
 	for _, w := range c.writers {
 		if w.r == nil {
 			continue

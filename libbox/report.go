@@ -126,9 +126,11 @@ type Report struct {
 	// Context switches of the program and its waited-for children.
 	VoluntaryContextSwitches   int64 `json:"voluntaryContextSwitches"`
 	InvoluntaryContextSwitches int64 `json:"involuntaryContextSwitches"`
-	// OutputBytes counts stdout and stderr as written (kept or not);
-	// OutputTruncated is true when some of it was dropped.
-	OutputBytes     int64 `json:"outputBytes"`
+	// OutputBytes counts stdout and stderr as written (kept or not) when
+	// the runtime reads them (Run, or an output limit set; not when the
+	// program writes to the caller's files directly); OutputTruncated is
+	// true when some of it was dropped.
+	OutputBytes     int64 `json:"outputBytes,omitempty"`
 	OutputTruncated bool  `json:"outputTruncated,omitempty"`
 
 	// Limits has one entry per limit asked for.

@@ -20,6 +20,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -50,6 +51,10 @@ type Sandbox struct {
 	owner string
 	// landlock is the fate of Options.Landlock ("" without one).
 	landlock LandlockStatus
+	rootless bool
+	// specRootfs, for ContainerConfig, is the bundle's rootfs: the
+	// system directories are then bound into it, symlinks as binds.
+	specRootfs string
 }
 
 // Result is what a Run returns: the program's output, its exit status and
@@ -104,11 +109,36 @@ func DefaultStateRoot() string {
 // source must exist, and every limit must be enforceable (or allowed to
 // degrade). Errors name the field and the fix.
 func New(opts Options) (*Sandbox, error) {
+	s, err := prepare(opts, false)
+	if err != nil {
+		return nil, err
+	}
+	root := s.opts.StateRoot
+	if root == "" {
+		root = DefaultStateRoot()
+	}
+	if err := ensureStateRoot(root); err != nil {
+		return nil, err
+	}
+	s.rt = &Runtime{Root: root, Rootless: s.rootless}
+	self, err := readProcStat(os.Getpid())
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: read own process status: %w", err)
+	}
+	s.owner = fmt.Sprintf("%d:%d", os.Getpid(), self.StartTime)
+	s.sweep()
+	return s, nil
+}
+
+// prepare is New without the state root: the checks of opts against the
+// host, and the plan of its limits (forSpec: for an OCI runtime that gets
+// the cgroup limits, see ContainerConfig).
+func prepare(opts Options, forSpec bool) (*Sandbox, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	rootless := os.Geteuid() != 0
-	s := &Sandbox{opts: opts}
+	s := &Sandbox{opts: opts, rootless: rootless}
 	s.opts.Mounts = slices.Clone(opts.Mounts)
 	s.opts.Tmpfs = slices.Clone(opts.Tmpfs)
 	s.opts.Env = slices.Clone(opts.Env)
@@ -174,24 +204,9 @@ func New(opts Options) (*Sandbox, error) {
 
 	s.cgroup = probeCgroup(rootless)
 	var err error
-	if s.plan, err = planLimits(o, rootless, s.cgroup, false); err != nil {
+	if s.plan, err = planLimits(o, rootless, s.cgroup, forSpec); err != nil {
 		return nil, fmt.Errorf("sandbox options: %w", err)
 	}
-
-	root := o.StateRoot
-	if root == "" {
-		root = DefaultStateRoot()
-	}
-	if err := ensureStateRoot(root); err != nil {
-		return nil, err
-	}
-	s.rt = &Runtime{Root: root, Rootless: rootless}
-	self, err := readProcStat(os.Getpid())
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: read own process status: %w", err)
-	}
-	s.owner = fmt.Sprintf("%d:%d", os.Getpid(), self.StartTime)
-	s.sweep()
 	return s, nil
 }
 
@@ -315,6 +330,30 @@ func (s *Sandbox) Run(ctx context.Context, name string, args ...string) (*Result
 	return res, err
 }
 
+// RunAttached is Run with the caller's own files as the program's stdio,
+// as the CLI runs it: stdin, stdout and stderr are passed to the program as
+// they are (nil means /dev/null), except that with Limits.Output set the
+// runtime reads stdout and stderr itself and relays them to the given
+// files through the cap. Result.Stdout and Result.Stderr stay empty.
+func (s *Sandbox) RunAttached(ctx context.Context, stdin, stdout, stderr *os.File, name string, args ...string) (*Result, error) {
+	rio := runIO{stdin: stdin, stdoutFile: stdout, stderrFile: stderr}
+	if limit := s.opts.Limits.Output; limit != 0 {
+		rio.out = newOutputCap(limit, true)
+		rio.stdout = rio.out.writer(orDiscard(stdout))
+		rio.stderr = rio.out.writer(orDiscard(stderr))
+		rio.stdoutFile, rio.stderrFile = nil, nil
+	}
+	return s.run(ctx, append([]string{name}, args...), rio)
+}
+
+// orDiscard is f as a writer, or one that drops everything for nil.
+func orDiscard(f *os.File) io.Writer {
+	if f == nil {
+		return io.Discard
+	}
+	return f
+}
+
 // runIO is where a run's stdio goes: files passed as they are (nil: the
 // matching stdio of the caller for stdin, /dev/null... see run), or
 // writers fed from pipes through the output cap.
@@ -344,6 +383,7 @@ func (s *Sandbox) run(ctx context.Context, args []string, rio runIO) (*Result, e
 
 	in, err := s.create(args, &rio)
 	if err != nil {
+		rio.out.wait()
 		return s.setupFailure(in, err), err
 	}
 	defer in.destroy()
@@ -443,9 +483,13 @@ func (s *Sandbox) create(args []string, rio *runIO) (in *instance, retErr error)
 
 	opts := CreateOpts{Stdin: rio.stdin, Stdout: rio.stdoutFile, Stderr: rio.stderrFile}
 	var closeAfter []*os.File
+	started := false
 	defer func() {
 		for _, f := range closeAfter {
 			f.Close()
+		}
+		if retErr != nil && !started {
+			rio.out.abort()
 		}
 	}()
 	if opts.Stdin == nil {
@@ -480,11 +524,12 @@ func (s *Sandbox) create(args []string, rio *runIO) (in *instance, retErr error)
 		*p.dest = w
 		p.w.attach(r)
 	}
-	defer func() {
-		if retErr != nil {
-			rio.out.abort()
-		}
-	}()
+	// The copies start before the container exists, so that what its
+	// init writes when it fails (a Go runtime that cannot start, say) is
+	// kept too. They see EOF once the container's processes are gone and
+	// this process's write ends are closed (deferred above).
+	rio.out.start()
+	started = true
 	ctr, err := s.rt.Create(id, cfg, opts)
 	if err != nil {
 		return in, fmt.Errorf("create sandbox: %w", err)
@@ -496,9 +541,6 @@ func (s *Sandbox) create(args []string, rio *runIO) (in *instance, retErr error)
 		return in, fmt.Errorf("create sandbox: %w", err)
 	}
 	in.cg = ctr.cgroup()
-	// The write ends are the container's now: closed here (deferred), so
-	// the copies see EOF when the last process of the sandbox is gone.
-	rio.out.start()
 	return in, nil
 }
 

@@ -61,7 +61,11 @@ func run(t *testing.T, sb *Sandbox, script string) *Result {
 	t.Helper()
 	res, err := sb.Run(context.Background(), "/bin/sh", "-c", script)
 	if err != nil {
-		t.Fatalf("Run %q: %v", script, err)
+		var stderr []byte
+		if res != nil {
+			stderr = res.Stderr
+		}
+		t.Fatalf("Run %q: %v\nstderr: %s", script, err, stderr)
 	}
 	checkNothingLeft(t, sb, res.Report.ID)
 	return res
@@ -497,15 +501,29 @@ func readyFifo(t *testing.T) (dir, fifo string) {
 	return dir, fifo
 }
 
-func waitFifo(t *testing.T, fifo string) {
+// waitFifo waits for a line on fifo, written by a sandbox once it is
+// ready; it fails the test if ended is closed first (the sandbox finished,
+// or failed, without writing it).
+func waitFifo(t *testing.T, fifo string, ended <-chan struct{}) {
 	t.Helper()
-	f, err := os.Open(fifo)
+	// Read-write: the open never blocks, whether a writer comes or not.
+	f, err := os.OpenFile(fifo, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := bufio.NewReader(f).ReadString('\n'); err != nil {
-		t.Fatalf("read %s: %v", fifo, err)
+	line := make(chan error, 1)
+	go func() {
+		_, err := bufio.NewReader(f).ReadString('\n')
+		line <- err
+	}()
+	select {
+	case err := <-line:
+		if err != nil {
+			t.Fatalf("read %s: %v", fifo, err)
+		}
+	case <-ended:
+		t.Fatalf("the sandbox ended before it was ready (nothing on %s)", fifo)
 	}
 }
 
@@ -520,11 +538,13 @@ func TestSandboxContextCancel(t *testing.T) {
 		err error
 	}
 	done := make(chan out, 1)
+	ended := make(chan struct{})
 	go func() {
 		res, err := sb.Run(ctx, "/bin/sh", "-c", "sleep "+marker+" & sleep "+marker+" & echo ok >/sync/ready; wait")
 		done <- out{res, err}
+		close(ended)
 	}()
-	waitFifo(t, fifo)
+	waitFifo(t, fifo, ended)
 	if !markerAlive("sleep " + marker) {
 		t.Fatal("the sandbox's processes are not running")
 	}
@@ -587,12 +607,14 @@ func TestSandboxOwnerKilled(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFifo(t, fifo)
+	ended := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(ended) }()
+	waitFifo(t, fifo, ended)
 	if !markerAlive("sleep " + marker) {
 		t.Fatal("the helper's sandbox is not running")
 	}
 	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
+	<-ended
 	// The kernel delivers the parent-death signal as the helper exits;
 	// poll for its effect with a generous deadline.
 	deadline := time.Now().Add(20 * time.Second)
@@ -661,7 +683,7 @@ func TestSandboxRootless(t *testing.T) {
 	if err := os.Chown(tmp, uid, gid); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"-test.run=^TestSandbox", "-test.count=1"}
+	args := []string{"-test.run=^Test(Sandbox|Preset)", "-test.count=1"}
 	if testing.Verbose() {
 		args = append(args, "-test.v")
 	}
@@ -682,4 +704,22 @@ func copyTestFile(src, dst string) error {
 		return err
 	}
 	return os.WriteFile(dst, b, 0o755)
+}
+
+// A user other than root inside: the one id the sandbox maps is that
+// user's (root is then not mapped at all); files it writes to a
+// read-write mount belong to the caller on the host.
+func TestSandboxNonRootUser(t *testing.T) {
+	dir := t.TempDir()
+	sb := newTestSandbox(t, Options{User: User{UID: 1000, GID: 1000}, Mounts: []Bind{{Source: dir, Target: "/out"}}})
+	res := run(t, sb, "id -u; id -g; cat /proc/self/uid_map | tr -s ' '; echo x >/out/f && echo wrote")
+	wantRunStatus(t, res, StatusOK)
+	want := fmt.Sprintf("1000\n1000\n 1000 %d 1\nwrote\n", os.Geteuid())
+	if string(res.Stdout) != want {
+		t.Errorf("stdout %q, want %q (stderr %s)", res.Stdout, want, res.Stderr)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(filepath.Join(dir, "f"), &st); err != nil || st.Uid != uint32(os.Geteuid()) {
+		t.Errorf("file written from the sandbox: uid %d, %v", st.Uid, err)
+	}
 }

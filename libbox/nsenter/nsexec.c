@@ -218,12 +218,16 @@ static void nb_parse(size_t len, unsigned long *clone_flags, char *paths[NB_NKIN
 
 static void nb_become_root(void)
 {
-	if (setresgid(0, 0, 0) < 0)
+	// EINVAL: the namespace maps no id 0 (a sandbox whose one mapped user
+	// is not root). The process then keeps its ids, and the full
+	// capabilities in the namespace that its creator, or a process that
+	// joined it with setns, has; init sets the process's own ids later.
+	if (setresgid(0, 0, 0) < 0 && errno != EINVAL)
 		nb_bail("setresgid 0");
 	// Denied (EPERM) when /proc/<pid>/setgroups is "deny": rootless.
 	if (setgroups(0, NULL) < 0 && errno != EPERM)
 		nb_bail("setgroups");
-	if (setresuid(0, 0, 0) < 0)
+	if (setresuid(0, 0, 0) < 0 && errno != EINVAL)
 		nb_bail("setresuid 0");
 }
 
