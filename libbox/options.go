@@ -109,6 +109,9 @@ type Tmpfs struct {
 	Target string `json:"target"`
 	// Size caps it, in bytes; 0 means 64 MiB.
 	Size int64 `json:"size,omitempty"`
+	// ReadOnly makes it an empty directory nothing can be created in: a
+	// way to hide, or to keep empty, a directory of a writable mount.
+	ReadOnly bool `json:"readOnly,omitempty"`
 }
 
 // Limits are resource limits; a zero field asks for no limit.

@@ -18,6 +18,7 @@ package libbox
 //   - the limits as planned by planLimits (limits_linux.go).
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -155,9 +156,21 @@ func (s *Sandbox) containerConfig(args []string) *Config {
 	cfg.UIDMappings = []IDMap{{ContainerID: o.User.UID, HostID: s.ids.hostUID, Size: 1}}
 	cfg.GIDMappings = []IDMap{{ContainerID: o.User.GID, HostID: s.ids.hostGID, Size: 1}}
 
-	if o.Rootfs != "" {
+	switch {
+	case o.Rootfs != "":
 		cfg.Rootfs = o.Rootfs
-	} else {
+	case s.specRootfs != "":
+		// An OCI bundle has no tmpfs root and cannot make symlinks: its
+		// (empty) rootfs gets binds of the symlinks' targets instead.
+		cfg.Rootfs = s.specRootfs
+		for _, l := range s.layout.symlinks {
+			cfg.Mounts = append(cfg.Mounts, roBind(l.Path, l.Path))
+		}
+		for _, d := range s.layout.binds {
+			cfg.Mounts = append(cfg.Mounts, roBind(d, d))
+		}
+		cfg.MaskedPaths = append(cfg.MaskedPaths, s.layout.secrets...)
+	default:
 		cfg.Rootfs = s.rt.Root
 		cfg.RootfsTmpfs = &TmpfsRoot{Symlinks: s.layout.symlinks}
 		for _, d := range s.layout.binds {
@@ -184,7 +197,12 @@ func (s *Sandbox) containerConfig(args []string) *Config {
 		if size == 0 {
 			size = defaultTmpSize
 		}
-		cfg.Mounts = append(cfg.Mounts, tmpfsMount(t.Target, size))
+		m := tmpfsMount(t.Target, size)
+		if t.ReadOnly {
+			m.Flags |= unix.MS_RDONLY
+			m.Data = "mode=755,size=4096"
+		}
+		cfg.Mounts = append(cfg.Mounts, m)
 	}
 	cfg.MaskedPaths = append(cfg.MaskedPaths, procMasked...)
 	cfg.ReadonlyPaths = slices.Clone(procReadonly)
@@ -233,4 +251,42 @@ func sandboxSpecialMounts() []Mount {
 		{Source: "devpts", Destination: "/dev/pts", Type: "devpts", Flags: unix.MS_NOSUID | unix.MS_NOEXEC, Data: "newinstance,ptmxmode=0666,mode=0620"},
 		{Source: "shm", Destination: "/dev/shm", Type: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, Data: "mode=1777,size=" + strconv.FormatInt(defaultTmpSize, 10)},
 	}
+}
+
+// ContainerConfig is the container a sandbox made from opts runs args in,
+// for an OCI runtime (`nanobox-runc spec --preset`): the same mounts,
+// namespaces, id maps, masks, filters and rlimits, with rootfs (an empty
+// directory, relative to the bundle) as the root, which the system
+// directories are bound into. The limits that need a cgroup are cgroup
+// resources whatever this host can enforce: the OCI runtime that runs the
+// bundle decides. sandboxOnly lists, in words, what only the sandbox
+// runtime enforces and the Config cannot carry.
+func ContainerConfig(opts Options, rootfs string, args []string) (cfg *Config, sandboxOnly []string, err error) {
+	if opts.Namespaces.None {
+		return nil, nil, errors.New("sandbox options: namespaces.none has no container form")
+	}
+	s, err := prepare(opts, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rootfs == "" {
+		rootfs = "rootfs"
+	}
+	s.specRootfs = rootfs
+	cfg = s.containerConfig(args)
+	cfg.ParentDeathSignal = 0
+	if len(cfg.Annotations) == 0 {
+		cfg.Annotations = nil
+	}
+	l := opts.Limits
+	if l.WallTime != 0 {
+		sandboxOnly = append(sandboxOnly, fmt.Sprintf("the wall time limit (%s)", l.WallTime))
+	}
+	if l.Output != 0 {
+		sandboxOnly = append(sandboxOnly, fmt.Sprintf("the output limit (%d bytes)", l.Output))
+	}
+	if l.CPUTime != 0 {
+		sandboxOnly = append(sandboxOnly, "the CPU time limit of the sandbox as a whole (RLIMIT_CPU per process is kept)")
+	}
+	return cfg, sandboxOnly, nil
 }
