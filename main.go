@@ -77,6 +77,7 @@ func newApp() *cli.App {
 			eventsCommand,
 			specCommand,
 			featuresCommand,
+			sandboxCommand,
 		},
 		// Errors are printed once, by fatal, in runc's format.
 		ExitErrHandler: func(*cli.Context, error) {},

@@ -1,0 +1,459 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox"
+	"github.com/nanobox-sandbox/nanobox-runc/specconv"
+)
+
+var sandboxCommand = &cli.Command{
+	Name:      "sandbox",
+	Usage:     "run one program in a sandbox, with no bundle and no image",
+	ArgsUsage: "-- CMD [ARGS...]",
+	Description: `The program sees the host's /usr, /bin, /sbin, /lib* and /etc read-only
+(secrets such as /etc/shadow and ssh host keys hidden), a private /tmp,
+/proc and a minimal /dev, no network, only the environment given with
+--env, and no capabilities. Its stdin, stdout and stderr are the caller's;
+nanobox-runc exits with the program's exit status (128+N when signal N
+killed it), 125 when the sandbox could not be set up, 126 when the
+program is not executable, 127 when it is not found.
+
+A limit that this host cannot enforce for the caller is an error naming
+the limit and the fix, unless --allow-degraded lists it; the report
+(--report) says how every limit was enforced. --check says what this host
+can enforce. The options have one JSON form (--options, docs/sandbox-
+contract.md); flags given with --options or --preset are applied on top.
+
+Presets: --preset agent-executor[=WORKSPACE] (default: the current
+directory, read-write at /workspace), code-judge[=SUBMISSION] (read-only
+at /submission), data-analysis=INPUT,OUTPUT (/input read-only, /output
+read-write).`,
+	Flags: []cli.Flag{
+		&cli.StringFlag{Name: "preset", Usage: "start from a preset: agent-executor[=DIR], code-judge[=DIR], data-analysis=IN,OUT"},
+		&cli.StringFlag{Name: "options", Usage: "start from the options in this JSON `FILE` (- for stdin; the sandbox contract)"},
+		&cli.StringFlag{Name: "rootfs", Usage: "use `DIR` as the root (read-only) instead of the host's system directories"},
+		&cli.GenericFlag{Name: "mount", Value: &multiFlag{}, Usage: "bind-mount a host path: `SRC:DST[:ro|rw]` (read-write unless :ro; repeatable)"},
+		&cli.GenericFlag{Name: "tmpfs", Value: &multiFlag{}, Usage: "a private tmpfs: `DST[:SIZE]` (default size 64M; repeatable)"},
+		&cli.StringFlag{Name: "workdir", Usage: "working directory inside the sandbox (default /tmp)"},
+		&cli.GenericFlag{Name: "env", Value: &multiFlag{}, Usage: "set `K=V` in the program's environment, or pass the caller's value of K (repeatable; nothing else is passed)"},
+		&cli.StringFlag{Name: "user", Usage: "`UID[:GID]` inside the sandbox (default 0:0, with no capabilities)"},
+		&cli.StringFlag{Name: "memory", Usage: "memory limit, e.g. `256M` (K, M, G: powers of 1024)"},
+		&cli.StringFlag{Name: "cpus", Usage: "CPU limit, in `CPUS` (1.5)"},
+		&cli.StringFlag{Name: "pids", Usage: "limit on processes and threads at once: `N`"},
+		&cli.StringFlag{Name: "wall-time", Usage: "wall-clock limit from the program's start, e.g. `30s` (a number is seconds)"},
+		&cli.StringFlag{Name: "cpu-time", Usage: "CPU time limit, e.g. `10s`"},
+		&cli.StringFlag{Name: "open-files", Usage: "limit on open files per process: `N`"},
+		&cli.StringFlag{Name: "file-size", Usage: "limit on the size of a file written, e.g. `16M`"},
+		&cli.StringFlag{Name: "output-limit", Usage: "limit on stdout and stderr together, e.g. `1M` (past it the sandbox is killed)"},
+		&cli.BoolFlag{Name: "no-network", Usage: "no network: loopback only (the default)"},
+		&cli.StringFlag{Name: "network", Usage: "`none` or host"},
+		&cli.StringFlag{Name: "seccomp", Usage: "system call filter: default, strict, none, or an OCI or Docker profile `FILE`"},
+		&cli.GenericFlag{Name: "allow-degraded", Value: &multiFlag{}, Usage: "let these limits be enforced by a weaker mechanism, or not at all, where this host cannot: `LIMIT[,LIMIT]` (memory, pids, cpus; namespaces)"},
+		&cli.StringFlag{Name: "report", Usage: "write the execution report to `FILE` (- for stderr, after the program's output)"},
+		&cli.StringFlag{Name: "report-format", Value: "json", Usage: "report format: json or isolate (isolate's meta file)"},
+		&cli.BoolFlag{Name: "check", Usage: "say what this host can enforce for the caller, and the fix for what it cannot"},
+		&cli.BoolFlag{Name: "print-options", Usage: "print the options (JSON) the other flags describe, and run nothing"},
+	},
+	Action: func(c *cli.Context) error {
+		os.Exit(runSandbox(c))
+		return nil
+	},
+}
+
+// multiFlag is a repeatable flag whose values are kept as given (the
+// urfave slice flags split on commas, which paths and values may hold).
+type multiFlag struct{ values []string }
+
+func (m *multiFlag) Set(v string) error { m.values = append(m.values, v); return nil }
+func (m *multiFlag) String() string     { return strings.Join(m.values, " ") }
+
+func multi(c *cli.Context, name string) []string {
+	if m, ok := c.Generic(name).(*multiFlag); ok {
+		return m.values
+	}
+	return nil
+}
+
+// sandboxFail prints a set-up error the way every sandbox error reads and
+// returns the exit status for it.
+func sandboxFail(code int, err error) int {
+	fmt.Fprintln(os.Stderr, "nanobox-runc sandbox:", err)
+	return code
+}
+
+// runSandbox is the whole sandbox command; it returns the exit status.
+func runSandbox(c *cli.Context) int {
+	if c.Bool("check") {
+		return sandboxCheck(c)
+	}
+	opts, err := sandboxOptions(c)
+	if err != nil {
+		return sandboxFail(libbox.ExitSetupError, err)
+	}
+	if c.Bool("print-options") {
+		b, err := json.MarshalIndent(opts, "", "  ")
+		if err != nil {
+			return sandboxFail(libbox.ExitSetupError, err)
+		}
+		fmt.Println(string(b))
+		return 0
+	}
+	args := c.Args().Slice()
+	if len(args) == 0 {
+		return sandboxFail(libbox.ExitSetupError, errors.New("no program given: nanobox-runc sandbox [FLAGS] -- CMD [ARGS...]"))
+	}
+	format := c.String("report-format")
+	if format != "json" && format != "isolate" {
+		return sandboxFail(libbox.ExitSetupError, fmt.Errorf("--report-format %q: use json or isolate", format))
+	}
+	report, err := openReport(c.String("report"))
+	if err != nil {
+		return sandboxFail(libbox.ExitSetupError, err)
+	}
+	if report != nil && report != os.Stderr {
+		defer report.Close()
+	}
+	sb, err := libbox.New(opts)
+	if err != nil {
+		return sandboxFail(libbox.ExitSetupError, err)
+	}
+
+	// A signal to nanobox-runc ends the run: the whole sandbox is killed
+	// and its report written. (The terminal's ^C also reaches the program
+	// itself, which shares the caller's process group.)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT)
+	defer signal.Stop(sigs)
+	var got os.Signal
+	go func() {
+		if s, ok := <-sigs; ok {
+			got = s
+			cancel()
+		}
+	}()
+
+	res, runErr := sb.RunAttached(ctx, os.Stdin, os.Stdout, os.Stderr, args[0], args[1:]...)
+	signal.Stop(sigs)
+	if res == nil {
+		return sandboxFail(libbox.ExitSetupError, runErr)
+	}
+	if report != nil {
+		if err := writeReport(report, format, res.Report); err != nil {
+			fmt.Fprintln(os.Stderr, "nanobox-runc sandbox: write report:", err)
+		}
+	}
+	code := res.ExitCode
+	switch {
+	case res.Report.Status == libbox.StatusSetupError:
+		fmt.Fprintln(os.Stderr, "nanobox-runc sandbox:", setupHint(runErr, args[0]))
+	case res.Report.Status == libbox.StatusCancelled:
+		if s, ok := got.(syscall.Signal); ok {
+			code = 128 + int(s)
+		}
+	}
+	return code
+}
+
+// setupHint is the one-line error of a run that could not start, with the
+// fix for the common causes.
+func setupHint(err error, prog string) string {
+	switch {
+	case errors.Is(err, libbox.ErrProgramNotFound):
+		return fmt.Sprintf("%v: the sandbox sees the host's /usr, /bin, /sbin and /lib* only, and has no PATH unless given: use an absolute path, --env PATH=..., or --mount the directory %s is in", err, prog)
+	case errors.Is(err, libbox.ErrProgramNotExecutable):
+		return fmt.Sprintf("%v: it must be a regular file the sandbox's user may execute, on a mount without noexec", err)
+	}
+	return err.Error()
+}
+
+func openReport(path string) (*os.File, error) {
+	switch path {
+	case "":
+		return nil, nil
+	case "-":
+		return os.Stderr, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("--report: %w", err)
+	}
+	return f, nil
+}
+
+func writeReport(w io.Writer, format string, r *libbox.Report) error {
+	if format == "isolate" {
+		return r.WriteIsolate(w)
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// sandboxCheck prints Probe; exit status 0 when a sandbox can run here.
+func sandboxCheck(c *cli.Context) int {
+	p := libbox.Probe()
+	if c.IsSet("report-format") && c.String("report-format") == "json" {
+		b, _ := json.MarshalIndent(p, "", "  ")
+		fmt.Println(string(b))
+	} else {
+		fmt.Print(p.String())
+	}
+	if !p.UserNamespaces.OK || !p.Seccomp.OK {
+		return 1
+	}
+	return 0
+}
+
+// sandboxOptions are the options the flags describe: a preset or an
+// options file first, the other flags on top.
+func sandboxOptions(c *cli.Context) (libbox.Options, error) {
+	var o libbox.Options
+	if c.IsSet("preset") && c.IsSet("options") {
+		return o, errors.New("--preset and --options both give the starting options: use one (the preset's options are what --preset NAME --print-options prints)")
+	}
+	if p := c.String("preset"); p != "" {
+		name, dirs, _ := strings.Cut(p, "=")
+		var list []string
+		if dirs != "" {
+			list = strings.Split(dirs, ",")
+		}
+		var err error
+		if o, err = libbox.Preset(name, list...); err != nil {
+			return o, fmt.Errorf("--preset: %w", err)
+		}
+	}
+	if path := c.String("options"); path != "" {
+		var data []byte
+		var err error
+		if path == "-" {
+			data, err = io.ReadAll(os.Stdin)
+		} else {
+			data, err = os.ReadFile(path)
+		}
+		if err != nil {
+			return o, fmt.Errorf("--options: %w", err)
+		}
+		if err := json.Unmarshal(data, &o); err != nil {
+			return o, fmt.Errorf("--options %s: %w", path, err)
+		}
+	}
+	if d := c.String("rootfs"); d != "" {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return o, fmt.Errorf("--rootfs: %w", err)
+		}
+		o.Rootfs = abs
+	}
+	for _, m := range multi(c, "mount") {
+		b, err := parseMountFlag(m)
+		if err != nil {
+			return o, err
+		}
+		o.Mounts = append(o.Mounts, b)
+	}
+	for _, t := range multi(c, "tmpfs") {
+		dst, size, hasSize := strings.Cut(t, ":")
+		tm := libbox.Tmpfs{Target: dst}
+		if hasSize {
+			n, err := parseSandboxSize(size)
+			if err != nil {
+				return o, fmt.Errorf("--tmpfs %s: %w", t, err)
+			}
+			tm.Size = n
+		}
+		o.Tmpfs = append(o.Tmpfs, tm)
+	}
+	if w := c.String("workdir"); w != "" {
+		o.WorkDir = w
+	}
+	for _, kv := range multi(c, "env") {
+		if !strings.Contains(kv, "=") {
+			v, ok := os.LookupEnv(kv)
+			if !ok {
+				return o, fmt.Errorf("--env %s: %s is not set in this environment: give %s=VALUE", kv, kv, kv)
+			}
+			kv += "=" + v
+		}
+		o.Env = append(o.Env, kv)
+	}
+	if u := c.String("user"); u != "" {
+		uid, gid, _, err := parseUser(u)
+		if err != nil {
+			return o, err
+		}
+		o.User.UID, o.User.GID = uid, gid
+	}
+	l := &o.Limits
+	for _, sz := range []struct {
+		flag string
+		dst  *int64
+	}{{"memory", &l.Memory}, {"file-size", &l.FileSize}, {"output-limit", &l.Output}} {
+		if v := c.String(sz.flag); v != "" {
+			n, err := parseSandboxSize(v)
+			if err != nil {
+				return o, fmt.Errorf("--%s %s: %w", sz.flag, v, err)
+			}
+			*sz.dst = n
+		}
+	}
+	for _, cnt := range []struct {
+		flag string
+		dst  *int64
+	}{{"pids", &l.Pids}, {"open-files", &l.OpenFiles}} {
+		if v := c.String(cnt.flag); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				return o, fmt.Errorf("--%s %s: want a positive whole number", cnt.flag, v)
+			}
+			*cnt.dst = n
+		}
+	}
+	for _, d := range []struct {
+		flag string
+		dst  *time.Duration
+	}{{"wall-time", &l.WallTime}, {"cpu-time", &l.CPUTime}} {
+		if v := c.String(d.flag); v != "" {
+			t, err := parseDuration(v)
+			if err != nil {
+				return o, fmt.Errorf("--%s %s: %w", d.flag, v, err)
+			}
+			*d.dst = t
+		}
+	}
+	if v := c.String("cpus"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || math.IsInf(f, 0) {
+			return o, fmt.Errorf("--cpus %s: want a positive number of CPUs, such as 1.5", v)
+		}
+		l.CPUs = f
+	}
+	if c.Bool("no-network") && c.IsSet("network") && c.String("network") != "none" {
+		return o, errors.New("--no-network and --network host contradict each other: give one")
+	}
+	switch n := c.String("network"); {
+	case c.Bool("no-network") || n == "none":
+		o.Network = libbox.NoNetwork()
+	case n == "host":
+		o.Network = libbox.HostNetwork()
+	case n != "":
+		return o, fmt.Errorf("--network %q: use none or host (a domain allowlist is not supported by this version)", n)
+	}
+	if s := c.String("seccomp"); s != "" {
+		switch s {
+		case libbox.SeccompProfileDefault:
+			o.Seccomp = libbox.SeccompDefault()
+		case libbox.SeccompProfileStrict:
+			o.Seccomp = libbox.SeccompStrict()
+		case libbox.SeccompProfileNone:
+			o.Seccomp = libbox.NoSeccomp()
+		default:
+			data, err := os.ReadFile(s)
+			if err != nil {
+				return o, fmt.Errorf("--seccomp: %w (give default, strict, none or a profile file)", err)
+			}
+			prof, err := specconv.LoadSeccompProfile(data)
+			if err != nil {
+				return o, fmt.Errorf("--seccomp %s: %w", s, err)
+			}
+			o.Seccomp = libbox.CustomSeccomp(prof)
+		}
+	}
+	for _, v := range multi(c, "allow-degraded") {
+		for _, name := range strings.Split(v, ",") {
+			n, err := libbox.ParseLimitName(strings.TrimSpace(name))
+			if err != nil {
+				return o, fmt.Errorf("--allow-degraded: %w", err)
+			}
+			o.AllowDegraded = append(o.AllowDegraded, n)
+		}
+	}
+	if r := c.String("root"); r != "" {
+		abs, err := filepath.Abs(r)
+		if err != nil {
+			return o, fmt.Errorf("--root: %w", err)
+		}
+		o.StateRoot = abs
+	}
+	return o, nil
+}
+
+// parseMountFlag parses --mount SRC:DST[:ro|rw].
+func parseMountFlag(s string) (libbox.Bind, error) {
+	parts := strings.Split(s, ":")
+	b := libbox.Bind{}
+	switch {
+	case len(parts) == 2:
+	case len(parts) == 3 && (parts[2] == "ro" || parts[2] == "rw"):
+		b.ReadOnly = parts[2] == "ro"
+	default:
+		return b, fmt.Errorf("--mount %q: want SRC:DST[:ro|rw]", s)
+	}
+	b.Source, b.Target = parts[0], parts[1]
+	if b.Source == "" || b.Target == "" {
+		return b, fmt.Errorf("--mount %q: want SRC:DST[:ro|rw]", s)
+	}
+	return b, nil
+}
+
+// parseSandboxSize reads 1024, 64k, 256M, 1.5G (powers of 1024; a trailing B or
+// iB is allowed).
+func parseSandboxSize(s string) (int64, error) {
+	t := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(s), "B"), "i")
+	mult := int64(1)
+	if t != "" {
+		switch t[len(t)-1] {
+		case 'k', 'K':
+			mult = libbox.KB
+		case 'm', 'M':
+			mult = libbox.MB
+		case 'g', 'G':
+			mult = libbox.GB
+		case 't', 'T':
+			mult = libbox.GB << 10
+		}
+		if mult != 1 {
+			t = t[:len(t)-1]
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || f*float64(mult) > math.MaxInt64 {
+		return 0, errors.New("want a size such as 1048576, 64K, 256M or 1.5G")
+	}
+	return int64(f * float64(mult)), nil
+}
+
+// parseDuration reads 30s, 1m30s, 500ms, or a number of seconds.
+func parseDuration(s string) (time.Duration, error) {
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if f <= 0 || f > math.MaxInt64/1e9 {
+			return 0, errors.New("want a positive duration")
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, errors.New("want a duration such as 30s, 1m30s, 500ms, or a number of seconds")
+	}
+	return d, nil
+}
