@@ -175,7 +175,7 @@ logs_of() {
 	logs_of "$CTR" | grep -qx 'got hello'
 }
 
-@test "cri: stats of a running container" {
+@test "cri: stats and update of a running container" {
 	runp "$P"
 	# 8 MB in a tmpfs: memory the container's cgroup is charged for.
 	start_ctr c1 '.linux.resources = {memory_limit_in_bytes: 134217728}' \
@@ -191,6 +191,16 @@ logs_of() {
 	pid=$(cri_ctr_pid "$CTR")
 	[ "$(cgroup_read "$pid" memory memory.limit_in_bytes memory.max)" -eq 134217728 ]
 	[[ "$(cgroup_of "$pid" memory)" == */"$CRI_SLICE:cri-containerd:$CTR" ]]
+
+	# UpdateContainerResources (a resize) -> the shim's `update --resources -`.
+	cc_ok update --memory 100663296 --cpu-quota 50000 --cpu-period 100000 "$CTR"
+	[ "$(cgroup_read "$pid" memory memory.limit_in_bytes memory.max)" -eq 100663296 ]
+	if cgroup_v2; then
+		[ "$(cgroup_read "$pid" cpu - cpu.max)" = "50000 100000" ]
+	else
+		[ "$(cgroup_read "$pid" cpu cpu.cfs_quota_us -)" = 50000 ]
+	fi
+	[ "$(ctr_state "$CTR")" = CONTAINER_RUNNING ]
 }
 
 @test "cri: port-forward reaches a server on the pod's loopback" {
