@@ -37,8 +37,8 @@ setup_file() {
 
 teardown_file() {
 	cri_stop
-	# The pods' parent cgroups the runtime made (as runc does) and nobody
-	# removes; empty once the pods are gone.
+	# A cgroup a failed test's pod or container left (each is the one name
+	# "<slice>:cri-containerd:<id>"; the teardown test checks for none).
 	local d
 	for d in $(find /sys/fs/cgroup -mindepth 1 -maxdepth 6 -type d -name "$CRI_SLICE*" 2>/dev/null | sort -r); do
 		rmdir "$d" 2>/dev/null
