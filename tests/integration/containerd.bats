@@ -176,7 +176,9 @@ in_tty() {
 }
 
 @test "ctr task pause and resume freeze and thaw the container" {
-	run_d "$C" "$IMAGE" "$C" sh -c 'i=0; while :; do i=$((i+1)); echo $i >/tmp/count; sleep 0.05; done'
+	# The counter is replaced, not rewritten: a freeze between the
+	# truncation and the write would leave the host an empty file.
+	run_d "$C" "$IMAGE" "$C" sh -c 'i=0; while :; do i=$((i+1)); echo $i >/tmp/count.new; mv /tmp/count.new /tmp/count; sleep 0.05; done'
 	pid=$(ctr_pid "$C")
 	retry 50 0.1 test -s "/proc/$pid/root/tmp/count"
 

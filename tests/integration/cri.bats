@@ -209,9 +209,9 @@ logs_of() {
 		exec httpd -f -p 127.0.0.1:8080 -h /tmp/www'
 	crictl_cmd port-forward "$POD" 18080:8080 >"$BATS_TEST_TMPDIR/pf.log" 2>&1 &
 	BG_PID=$!
-	retry 100 0.1 grep -q "Forwarding from 127.0.0.1:18080" "$BATS_TEST_TMPDIR/pf.log"
+	retry 300 0.1 grep -q "Forwarding from 127.0.0.1:18080" "$BATS_TEST_TMPDIR/pf.log"
 	# From the suite's network namespace, where crictl listens.
-	run retry 50 0.1 nsenter --net="/run/netns/$CRI_NETNS" /bin/busybox wget -q -O - http://127.0.0.1:18080/
+	run retry 100 0.1 nsenter --net="/run/netns/$CRI_NETNS" /bin/busybox wget -q -O - http://127.0.0.1:18080/
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *hello-from-the-pod* ]]

@@ -140,7 +140,9 @@ TRAPPER='trap "echo bye; exit 0" TERM; echo started; while :; do sleep 0.1; done
 }
 
 @test "docker top, pause, unpause" {
-	drun_d "$C" "$BUSYBOX_REF" sh -c 'i=0; while :; do i=$((i+1)); echo $i >/tmp/count; sleep 0.05; done'
+	# The counter is replaced, not rewritten: a freeze between the
+	# truncation and the write would leave the host an empty file.
+	drun_d "$C" "$BUSYBOX_REF" sh -c 'i=0; while :; do i=$((i+1)); echo $i >/tmp/count.new; mv /tmp/count.new /tmp/count; sleep 0.05; done'
 	pid=$(dk_inspect "$C" '{{.State.Pid}}')
 	dk_ok top "$C"
 	[[ "$output" == *"$pid"* ]]

@@ -147,7 +147,9 @@ TRAPPER='trap "echo got-usr1" USR1; trap "echo bye; exit 0" TERM; echo started; 
 }
 
 @test "podman pause and unpause freeze and thaw the container" {
-	run_d "$C" "$IMAGE" sh -c 'i=0; while :; do i=$((i+1)); echo $i >/tmp/count; sleep 0.05; done'
+	# The counter is replaced, not rewritten: a freeze between the
+	# truncation and the write would leave the host an empty file.
+	run_d "$C" "$IMAGE" sh -c 'i=0; while :; do i=$((i+1)); echo $i >/tmp/count.new; mv /tmp/count.new /tmp/count; sleep 0.05; done'
 	pid=$(pm_pid "$C")
 	retry 50 0.1 test -s "/proc/$pid/root/tmp/count"
 

@@ -144,7 +144,8 @@ cri_start() {
 	EOF
 	export CRI_CRICTL
 	CRI_CRICTL=$(crictl_bin) || fail "cannot build crictl (make crictl: needs go and the Go module proxy)" || return 1
-	for ((i = 0; i < 200; i++)); do
+	# Up to a minute: a loaded machine is slow to start it.
+	for ((i = 0; i < 600; i++)); do
 		crictl_cmd info >/dev/null 2>&1 && break
 		kill -0 "$(cat "$d/containerd.pid")" 2>/dev/null || break
 		sleep 0.1

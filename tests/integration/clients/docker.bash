@@ -48,7 +48,8 @@ docker_start() {
 	dockerd --config-file "$d/daemon.json" </dev/null >"$d/dockerd.log" 2>&1 3>&- &
 	echo $! >"$d/dockerd.pid"
 	export DOCKER_HOST="unix://$d/docker.sock" DOCKER_CONFIG="$d/client"
-	for ((i = 0; i < 300; i++)); do
+	# Up to a minute: a loaded machine is slow to start it.
+	for ((i = 0; i < 600; i++)); do
 		"$DOCKER_CLIENT" version >/dev/null 2>&1 && break
 		kill -0 "$(cat "$d/dockerd.pid")" 2>/dev/null || break
 		sleep 0.1
