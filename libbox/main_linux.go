@@ -21,10 +21,17 @@ import (
 // entered by a C constructor linked into every program that imports libbox.
 // In that process Main runs the container's init and never returns: it ends
 // in execve of the sandboxed program, or exits with status 1 after reporting
-// an error to the runtime. In any other process it returns at once.
+// an error to the runtime. Likewise for the child of a Confinement's
+// Command, which it confines before executing the program. In any other
+// process it returns at once.
 //
 // Main is the one place where libbox exits the process.
 func Main() {
+	if len(os.Args) > 0 && os.Args[0] == confineArgv0 {
+		// A Confinement's Command: confine this process, execute the
+		// program (see confine_linux.go).
+		runConfined()
+	}
 	if os.Getenv(nsenter.EnvInitPipe) == "" || len(os.Args) < 2 || os.Args[1] != "init" {
 		return
 	}
