@@ -69,6 +69,7 @@ read-write).`,
 		&cli.StringFlag{Name: "report-format", Value: "json", Usage: "report format: json or isolate (isolate's meta file)"},
 		&cli.BoolFlag{Name: "check", Usage: "say what this host can enforce for the caller, and the fix for what it cannot"},
 		&cli.BoolFlag{Name: "print-options", Usage: "print the options (JSON) the other flags describe, and run nothing"},
+		&cli.BoolFlag{Name: "validate", Usage: "check the options against this host as a run would (every field, mount source and limit), and run nothing: exit 0, or 125 with the error (and its --report)"},
 	},
 	Action: func(c *cli.Context) error {
 		os.Exit(runSandbox(c))
@@ -102,22 +103,6 @@ func runSandbox(c *cli.Context) int {
 	if c.Bool("check") {
 		return sandboxCheck(c)
 	}
-	opts, err := sandboxOptions(c)
-	if err != nil {
-		return sandboxFail(libbox.ExitSetupError, err)
-	}
-	if c.Bool("print-options") {
-		b, err := json.MarshalIndent(opts, "", "  ")
-		if err != nil {
-			return sandboxFail(libbox.ExitSetupError, err)
-		}
-		fmt.Println(string(b))
-		return 0
-	}
-	args := c.Args().Slice()
-	if len(args) == 0 {
-		return sandboxFail(libbox.ExitSetupError, errors.New("no program given: nanobox-runc sandbox [FLAGS] -- CMD [ARGS...]"))
-	}
 	format := c.String("report-format")
 	if format != "json" && format != "isolate" {
 		return sandboxFail(libbox.ExitSetupError, fmt.Errorf("--report-format %q: use json or isolate", format))
@@ -129,9 +114,38 @@ func runSandbox(c *cli.Context) int {
 	if report != nil && report != os.Stderr {
 		defer report.Close()
 	}
+	// From here on a set-up error is also a report (status setup-error,
+	// with its errorKind and problems), for the programs that read it.
+	fail := func(err error) int {
+		if report != nil {
+			if werr := writeReport(report, format, libbox.SetupErrorReport(err)); werr != nil {
+				fmt.Fprintln(os.Stderr, "nanobox-runc sandbox: write report:", werr)
+			}
+		}
+		return sandboxFail(libbox.ExitSetupError, err)
+	}
+	opts, err := sandboxOptions(c)
+	if err != nil {
+		return fail(err)
+	}
+	if c.Bool("print-options") {
+		b, err := json.MarshalIndent(opts, "", "  ")
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Println(string(b))
+		return 0
+	}
+	args := c.Args().Slice()
+	if len(args) == 0 && !c.Bool("validate") {
+		return fail(errors.New("no program given: nanobox-runc sandbox [FLAGS] -- CMD [ARGS...]"))
+	}
 	sb, err := libbox.New(opts)
 	if err != nil {
-		return sandboxFail(libbox.ExitSetupError, err)
+		return fail(err)
+	}
+	if c.Bool("validate") {
+		return 0
 	}
 
 	// A signal to nanobox-runc ends the run: the whole sandbox is killed

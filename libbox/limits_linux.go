@@ -31,8 +31,8 @@ type cgroupProbe struct {
 	usable bool
 	// controllers usable in it (cgroup v2 names: "io" for blkio).
 	controllers map[string]bool
-	// why says why a controller or the cgroup is not usable, with the fix.
-	why string
+	// why says why the cgroup is not usable, and fix what to do about it.
+	why, fix string
 }
 
 func (c cgroupProbe) has(ctrl string) bool { return c.usable && c.controllers[ctrl] }
@@ -44,15 +44,22 @@ func (c cgroupProbe) versionName() string {
 	return fmt.Sprintf("v%d", c.version)
 }
 
-// whyNot explains why ctrl cannot be used.
-func (c cgroupProbe) whyNot(ctrl string) string {
+// whyNot explains why ctrl cannot be used, and what to do about it ("" when
+// nothing can be done from the sandbox's side).
+func (c cgroupProbe) whyNot(ctrl string) (why, fix string) {
 	if !c.usable {
-		return c.why
+		return c.why, c.fix
 	}
 	if c.version == 2 {
-		return fmt.Sprintf("the cgroup v2 controller %q is not available in the sandbox's parent cgroup: enable it in its cgroup.subtree_control (a delegated subtree must be delegated with it)", ctrl)
+		return fmt.Sprintf("the cgroup v2 controller %q is not available in the sandbox's parent cgroup", ctrl),
+			"enable it in its cgroup.subtree_control (a delegated subtree must be delegated with it)"
 	}
-	return fmt.Sprintf("this host does not mount the cgroup v1 controller %q under /sys/fs/cgroup", v1Name(ctrl))
+	return fmt.Sprintf("this host does not mount the cgroup v1 controller %q under /sys/fs/cgroup", v1Name(ctrl)), ""
+}
+
+// reason is whyNot as one phrase, for a report's reason.
+func (c cgroupProbe) reason(ctrl string) string {
+	return joinFix(c.whyNot(ctrl))
 }
 
 // probeCgroup finds out whether a sandbox of this caller can have a
@@ -73,7 +80,8 @@ func probeCgroup(rootless bool) cgroupProbe {
 			}
 			dir = filepath.Dir(filepath.Join("/sys/fs/cgroup", own))
 			if err := unix.Access(dir, unix.W_OK); err != nil {
-				p.why = fmt.Sprintf("uid %d may not create cgroups in %s (%v): no delegated cgroup v2 subtree; run as root, or inside a subtree delegated to this user (e.g. systemd-run --user --scope -p Delegate=yes ...)", os.Geteuid(), dir, err)
+				p.why = fmt.Sprintf("uid %d may not create cgroups in %s (%v): no delegated cgroup v2 subtree", os.Geteuid(), dir, err)
+				p.fix = "run as root, or inside a subtree delegated to this user (e.g. systemd-run --user --scope -p Delegate=yes ...)"
 				return p
 			}
 		}
@@ -89,7 +97,8 @@ func probeCgroup(rootless bool) cgroupProbe {
 		return p
 	}
 	if rootless {
-		p.why = "an unprivileged user cannot have a cgroup on this host: it uses cgroup v1 (or the hybrid layout), which cannot be delegated; run as root, or on a cgroup v2 host inside a delegated subtree"
+		p.why = "an unprivileged user cannot have a cgroup on this host: it uses cgroup v1 (or the hybrid layout), which cannot be delegated"
+		p.fix = "run as root, or on a cgroup v2 host inside a delegated subtree"
 		return p
 	}
 	for _, c := range []string{"memory", "pids", "cpu", "cpuacct", "cpuset", "io"} {
@@ -165,8 +174,12 @@ func planLimits(o *Options, rootless bool, cg cgroupProbe, forSpec bool) (*limit
 		if degradedBy != "" {
 			how = "to enforce it with " + degradedBy
 		}
-		errs = append(errs, fieldError("limits."+string(n), "needs a cgroup with the %s controller: %s; or allow degradation (allowDegraded: [\"%s\"], CLI --allow-degraded %s) %s",
-			ctrl, cg.whyNot(ctrl), n, n, how))
+		why, fix := cg.whyNot(ctrl)
+		errs = append(errs, &LimitError{
+			Limit:  n,
+			Reason: fmt.Sprintf("needs a cgroup with the %s controller: %s", ctrl, why),
+			Fix:    joinFix(fix, fmt.Sprintf("or allow degradation (allowDegraded: [\"%s\"], CLI --allow-degraded %s) %s", n, n, how)),
+		})
 	}
 
 	if l.Memory != 0 {
@@ -181,7 +194,7 @@ func planLimits(o *Options, rootless bool, cg cgroupProbe, forSpec bool) (*limit
 			set(LimitMemory, LimitEnforced, cgName("memory.max", "memory.limit_in_bytes"), "")
 		case o.allowsDegraded(LimitMemory):
 			p.rlimits = append(p.rlimits, Rlimit{Type: unix.RLIMIT_AS, Soft: uint64(l.Memory), Hard: uint64(l.Memory)})
-			set(LimitMemory, LimitDegraded, "RLIMIT_AS (per process address space)", cg.whyNot("memory"))
+			set(LimitMemory, LimitDegraded, "RLIMIT_AS (per process address space)", cg.reason("memory"))
 		default:
 			refuse(LimitMemory, "memory", "RLIMIT_AS per process")
 		}
@@ -193,13 +206,13 @@ func planLimits(o *Options, rootless bool, cg cgroupProbe, forSpec bool) (*limit
 			res.PidsLimit = &pids
 			set(LimitPids, LimitEnforced, cgName("pids.max", "pids.max"), "")
 		case o.allowsDegraded(LimitPids) && o.Namespaces.None:
-			set(LimitPids, LimitUnavailable, "", cg.whyNot("pids")+"; without a user namespace RLIMIT_NPROC would count every process of the caller's uid")
+			set(LimitPids, LimitUnavailable, "", cg.reason("pids")+"; without a user namespace RLIMIT_NPROC would count every process of the caller's uid")
 		case o.allowsDegraded(LimitPids):
 			// Since Linux 5.14 RLIMIT_NPROC is counted per user namespace
 			// and uid (ucounts): in the sandbox's own user namespace it
 			// counts the sandbox's processes and threads only.
 			p.rlimits = append(p.rlimits, Rlimit{Type: unix.RLIMIT_NPROC, Soft: uint64(l.Pids), Hard: uint64(l.Pids)})
-			set(LimitPids, LimitDegraded, "RLIMIT_NPROC in the sandbox's own user namespace", cg.whyNot("pids"))
+			set(LimitPids, LimitDegraded, "RLIMIT_NPROC in the sandbox's own user namespace", cg.reason("pids"))
 		default:
 			refuse(LimitPids, "pids", "RLIMIT_NPROC in the sandbox's user namespace")
 		}
@@ -212,7 +225,7 @@ func planLimits(o *Options, rootless bool, cg cgroupProbe, forSpec bool) (*limit
 			res.CpuQuota, res.CpuPeriod = q, period
 			set(LimitCPUs, LimitEnforced, cgName("cpu.max", "cpu.cfs_quota_us"), "")
 		case o.allowsDegraded(LimitCPUs):
-			set(LimitCPUs, LimitUnavailable, "", cg.whyNot("cpu"))
+			set(LimitCPUs, LimitUnavailable, "", cg.reason("cpu"))
 		default:
 			refuse(LimitCPUs, "cpu", "")
 		}
@@ -238,7 +251,7 @@ func planLimits(o *Options, rootless bool, cg cgroupProbe, forSpec bool) (*limit
 		}
 	}
 	if l.OpenFiles != 0 {
-		if err := checkHardLimit(unix.RLIMIT_NOFILE, uint64(l.OpenFiles), "openFiles"); err != nil && !forSpec {
+		if err := checkHardLimit(unix.RLIMIT_NOFILE, uint64(l.OpenFiles), LimitOpenFiles); err != nil && !forSpec {
 			errs = append(errs, err)
 		}
 		p.rlimits = append(p.rlimits, Rlimit{Type: unix.RLIMIT_NOFILE, Soft: uint64(l.OpenFiles), Hard: uint64(l.OpenFiles)})
@@ -258,7 +271,7 @@ func planLimits(o *Options, rootless bool, cg cgroupProbe, forSpec bool) (*limit
 		if rl.Type == unix.RLIMIT_NOFILE || forSpec {
 			continue
 		}
-		if err := checkHardLimit(rl.Type, rl.Hard, ""); err != nil {
+		if err := checkHardLimit(rl.Type, rl.Hard, rlimitLimit(rl.Type)); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -274,17 +287,33 @@ func planLimits(o *Options, rootless bool, cg cgroupProbe, forSpec bool) (*limit
 	return p, nil
 }
 
-// checkHardLimit fails when v is above this process's hard limit, which
-// only CAP_SYS_RESOURCE may raise.
-func checkHardLimit(res int, v uint64, field string) error {
+// checkHardLimit fails when v, the rlimit res that enforces limit, is
+// above this process's hard limit, which only CAP_SYS_RESOURCE may raise.
+func checkHardLimit(res int, v uint64, limit LimitName) error {
 	var cur unix.Rlimit
 	if err := unix.Getrlimit(res, &cur); err != nil || cur.Max == unix.RLIM_INFINITY || v <= cur.Max {
 		return nil
 	}
-	if field == "" {
-		return fmt.Errorf("%s %d is above this process's hard limit %d, which only CAP_SYS_RESOURCE may raise: ask for less", rlimitName(res), v, cur.Max)
+	return &LimitError{
+		Limit:  limit,
+		Reason: fmt.Sprintf("%d is above this process's hard %s of %d, which only CAP_SYS_RESOURCE may raise", v, rlimitName(res), cur.Max),
+		Fix:    fmt.Sprintf("ask for at most %d", cur.Max),
 	}
-	return fieldError("limits."+field, "%d is above this process's hard %s of %d, which only CAP_SYS_RESOURCE may raise: ask for at most %d", v, rlimitName(res), cur.Max, cur.Max)
+}
+
+// rlimitLimit is the limit an rlimit of a sandbox enforces.
+func rlimitLimit(res int) LimitName {
+	switch res {
+	case unix.RLIMIT_AS:
+		return LimitMemory
+	case unix.RLIMIT_NPROC:
+		return LimitPids
+	case unix.RLIMIT_CPU:
+		return LimitCPUTime
+	case unix.RLIMIT_NOFILE:
+		return LimitOpenFiles
+	}
+	return LimitFileSize
 }
 
 // memswAccounting reports whether cgroup v1 swap accounting is on.

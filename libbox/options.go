@@ -317,11 +317,6 @@ type Namespaces struct {
 
 func (o *Options) allowsDegraded(n LimitName) bool { return slices.Contains(o.AllowDegraded, n) }
 
-// fieldError is a bad option, named by its JSON path.
-func fieldError(field, format string, args ...any) error {
-	return fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...))
-}
-
 // Validate checks the options' form, without looking at the host (New
 // does both). Errors name the field by its JSON path and say what to do.
 func (o *Options) Validate() error {
@@ -474,7 +469,7 @@ func (l *Limits) validate() error {
 	} else if l.CPUs != 0 && l.CPUs < 0.01 {
 		errs = append(errs, fieldError("limits.cpus", "%v is below the smallest quota the kernel takes (0.01)", l.CPUs))
 	}
-	if l.Memory != 0 && l.Memory < 4*MB {
+	if l.Memory > 0 && l.Memory < 4*MB {
 		errs = append(errs, fieldError("limits.memory", "%d bytes is too small to start a program: give at least 4 MiB", l.Memory))
 	}
 	if l.CPUTime != 0 && l.CPUTime < time.Millisecond {

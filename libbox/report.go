@@ -104,6 +104,11 @@ type Report struct {
 	Killed bool `json:"killed,omitempty"`
 	// Error is the set-up error, or what made the runtime kill the sandbox.
 	Error string `json:"error,omitempty"`
+	// ErrorKind and Problems are a set-up error's machine-readable form
+	// (sandbox_errors.go): the kind of its first cause, and every cause
+	// with the option or limit at fault and the fix.
+	ErrorKind ErrorKind `json:"errorKind,omitempty"`
+	Problems  []Problem `json:"problems,omitempty"`
 
 	// WallTime runs from the program's execve to its exit.
 	WallTime time.Duration `json:"-"`

@@ -145,13 +145,13 @@ func prepare(opts Options, forSpec bool) (*Sandbox, error) {
 	s.opts.AllowDegraded = slices.Clone(opts.AllowDegraded)
 	o := &s.opts
 	if o.Namespaces.None {
-		return nil, errors.New("sandbox options: namespaces.none: the namespace-less mode is not supported by this version: run on a host with user namespaces (nanobox-runc sandbox --check says what is missing)")
+		return nil, fmt.Errorf("sandbox options: %w", fieldError("namespaces.none", "the namespace-less mode is not supported by this version: run on a host with user namespaces (nanobox-runc sandbox --check says what is missing)"))
 	}
 
 	s.ids = idMapping{hostUID: uint32(os.Geteuid()), hostGID: uint32(os.Getegid())}
 	if ns := o.Namespaces; ns.HostUID != nil || ns.HostGID != nil {
 		if rootless {
-			return nil, errors.New("sandbox options: namespaces.hostUID/hostGID: only root may map the sandbox to other host ids: drop them")
+			return nil, fmt.Errorf("sandbox options: %w", fieldError("namespaces.hostUID/hostGID", "only root may map the sandbox to other host ids: drop them"))
 		}
 		if ns.HostUID != nil {
 			s.ids.hostUID = *ns.HostUID
@@ -164,20 +164,20 @@ func prepare(opts Options, forSpec bool) (*Sandbox, error) {
 	for i, b := range o.Mounts {
 		src, err := filepath.Abs(b.Source)
 		if err != nil {
-			return nil, fmt.Errorf("sandbox options: mounts[%d].source: %w", i, err)
+			return nil, fmt.Errorf("sandbox options: %w", &OptionError{Field: fmt.Sprintf("mounts[%d].source", i), Err: err})
 		}
 		if _, err := os.Stat(src); err != nil {
-			return nil, fmt.Errorf("sandbox options: mounts[%d].source: %w: create it or fix the path", i, err)
+			return nil, fmt.Errorf("sandbox options: %w", &OptionError{Field: fmt.Sprintf("mounts[%d].source", i), Err: fmt.Errorf("%w: create it or fix the path", err)})
 		}
 		s.binds = append(s.binds, Bind{Source: src, Target: filepath.Clean(b.Target), ReadOnly: b.ReadOnly})
 	}
 	if o.Rootfs != "" {
 		fi, err := os.Stat(o.Rootfs)
 		if err != nil {
-			return nil, fmt.Errorf("sandbox options: rootfs: %w", err)
+			return nil, fmt.Errorf("sandbox options: %w", &OptionError{Field: "rootfs", Err: err})
 		}
 		if !fi.IsDir() {
-			return nil, fmt.Errorf("sandbox options: rootfs: %s is not a directory", o.Rootfs)
+			return nil, fmt.Errorf("sandbox options: %w", fieldError("rootfs", "%s is not a directory", o.Rootfs))
 		}
 	} else {
 		var err error
@@ -191,7 +191,7 @@ func prepare(opts Options, forSpec bool) (*Sandbox, error) {
 	} else {
 		var err error
 		if s.seccomp, err = SandboxSeccomp(p.name()); err != nil {
-			return nil, fmt.Errorf("sandbox options: seccomp: %w", err)
+			return nil, fmt.Errorf("sandbox options: %w", &OptionError{Field: "seccomp", Err: err})
 		}
 	}
 	if o.Landlock != nil {
@@ -414,14 +414,8 @@ func (s *Sandbox) setupFailure(in *instance, err error) *Result {
 		rep.ID = in.id
 	}
 	rep.Status = StatusSetupError
-	rep.Error = err.Error()
 	rep.ExitCode = ExitSetupError
-	switch {
-	case errors.Is(err, ErrProgramNotFound):
-		rep.ExitCode = ExitNotFound
-	case errors.Is(err, ErrProgramNotExecutable):
-		rep.ExitCode = ExitNotExecutable
-	}
+	rep.setError(err)
 	return &Result{ExitCode: rep.ExitCode, Report: rep}
 }
 

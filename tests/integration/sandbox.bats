@@ -283,6 +283,33 @@ assert_sandbox_clean() {
 	[[ $status -eq 125 && "$sb_err" == *'"version" is missing'* ]] || fail "no version: $sb_err"
 }
 
+@test "sandbox: a set-up error is a report too, with its kind, field and fix" {
+	# --validate checks the options as a run would, and runs nothing.
+	sb --validate --wall-time 5s
+	[[ $status -eq 0 && -z "$sb_out$sb_err" ]] || fail "valid options: status $status"
+	sb_report --validate --mount /no/such/dir:/x
+	[[ $status -eq 125 && "$sb_err" == *"mounts[0].source"* ]] || fail "status $status"
+	[[ "$(report .status)" == setup-error && "$(report .exitCode)" == 125 && "$(report .errorKind)" == invalid-options ]] || fail "report"
+	[[ "$(report '.problems[0].field')" == "mounts[0].source" && "$(report .error)" == *"create it or fix the path" ]] || fail "problem"
+	sb_report -- no-such-program
+	[[ $status -eq 127 && "$(report .errorKind)" == program-not-found && "$(report '.problems[0].fix')" == *"absolute path"* ]] || fail "not found"
+	echo '{"version": 1, "limitz": {}}' >"$BATS_TEST_TMPDIR/bad.json"
+	chmod 0644 "$BATS_TEST_TMPDIR/bad.json"
+	sb_report --options "$BATS_TEST_TMPDIR/bad.json" -- true
+	[[ $status -eq 125 && "$(report .status)" == setup-error && "$(report .error)" == *'unknown field "limitz"'* ]] || fail "bad options"
+	if limit_by_cgroup memory; then
+		sb_report --validate --memory 64M
+		[[ $status -eq 0 ]] || fail "memory limit refused: $sb_err"
+		return
+	fi
+	# A limit this caller cannot have: refused, naming the limit and the
+	# fix, in the error and in the report.
+	sb_report --validate --memory 64M --pids 8
+	[[ $status -eq 125 && "$(report .errorKind)" == limit-unavailable ]] || fail "status $status"
+	[[ "$(report '[.problems[].limit] | join(",")')" == memory,pids ]] || fail "limits named"
+	[[ "$(report '.problems[0].fix')" == *'allowDegraded: ["memory"]'* && "$sb_err" == *"$(report '.problems[1].message')"* ]] || fail "fix"
+}
+
 @test "sandbox: presets" {
 	local sub="$BATS_TEST_TMPDIR/sub"
 	mkdir -p "$sub"
