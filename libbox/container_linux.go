@@ -45,6 +45,9 @@ type CreateOpts struct {
 	ExtraFiles []*os.File
 	// Stdin, Stdout, Stderr of init; nil means the caller's own.
 	Stdin, Stdout, Stderr *os.File
+	// ControllingTTY: Stdin is a terminal the caller opened, which init
+	// makes its controlling terminal (see ExecOpts.ControllingTTY).
+	ControllingTTY bool
 }
 
 // ID returns the container id.
@@ -239,6 +242,12 @@ func (c *Container) lock() (*os.File, error) {
 
 // Start lets a created container's init execute the user program.
 func (c *Container) Start() error {
+	return c.start([]byte{startByte})
+}
+
+// start writes msg, the start byte or a start message (deferred_linux.go),
+// into the exec fifo and waits for the program to be executed.
+func (c *Container) start(msg []byte) error {
 	lock, err := c.lock()
 	if err != nil {
 		return err
@@ -263,7 +272,7 @@ func (c *Container) Start() error {
 		return fmt.Errorf("open exec fifo: %w", err)
 	}
 	defer unix.Close(fd)
-	if _, err := unix.Write(fd, []byte{'1'}); err != nil {
+	if err := writeFifo(fd, msg); err != nil {
 		return fmt.Errorf("container %s: signal init to start: %w", c.st.ID, err)
 	}
 	// init keeps its end open, close-on-exec, until execve of the program:
@@ -312,10 +321,10 @@ func startFailure(fifo string) error {
 	switch {
 	case err != nil || n <= 0:
 		return nil
-	case n == 1 && buf[0] == '1':
+	case n >= 1 && (buf[0] == startByte || buf[0] == startWithProgram):
 		return errors.New("init exited before it could start the program")
 	}
-	return errors.New(string(buf[:n]))
+	return parseStartError(string(buf[:n]))
 }
 
 // WarningError is an error the operation survived: it completed, and the
@@ -555,7 +564,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	defer exe.Close()
 
 	sp := newSpawnSpec(opts.Stdin, opts.Stdout, opts.Stderr, opts.ExtraFiles)
-	ic := &initConfig{Config: cfg, ID: id, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1, Rootless: r.Rootless}
+	ic := &initConfig{Config: cfg, ID: id, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1, Rootless: r.Rootless, ControllingTTY: opts.ControllingTTY}
 	ic.FifoFd = sp.add(fifoFile)
 	if opts.ConsoleSocket != nil {
 		ic.ConsoleSocketFd = sp.add(opts.ConsoleSocket)

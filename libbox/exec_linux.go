@@ -23,6 +23,15 @@ type ExecOpts struct {
 	Stdin, Stdout, Stderr *os.File
 	// IgnorePaused allows exec into a paused container.
 	IgnorePaused bool
+	// ControllingTTY: Stdin is a terminal the caller opened (the slave of
+	// a pty of its own, say), which the process makes its controlling
+	// terminal in a session of its own, so that ^C and job control work.
+	ControllingTTY bool
+	// Subreaper makes the process a child subreaper (PR_SET_CHILD_SUBREAPER,
+	// kept across execve): what it starts stays among its descendants
+	// while it lives, instead of going to the container's init, so that
+	// the whole tree can be found and killed (a persistent sandbox's Exec).
+	Subreaper bool
 }
 
 // execConfig is what the parent sends the exec'd process after it joined
@@ -33,6 +42,8 @@ type execConfig struct {
 	ConsoleSocketFd int      `json:"consoleSocketFd"` // -1: none
 	ExeFd           int      `json:"exeFd"`
 	PreserveFds     int      `json:"preserveFds"`
+	ControllingTTY  bool     `json:"controllingTTY,omitempty"`
+	Subreaper       bool     `json:"subreaper,omitempty"`
 	// The container's policies: an exec'd process is confined like init.
 	Seccomp  *Seccomp  `json:"seccomp,omitempty"`
 	Landlock *Landlock `json:"landlock,omitempty"`
@@ -97,6 +108,7 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 	ec := &execConfig{
 		Process: p, Rootless: c.rt.Rootless, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1,
 		Seccomp: cfg.Seccomp, Landlock: cfg.Landlock,
+		ControllingTTY: opts.ControllingTTY, Subreaper: opts.Subreaper,
 	}
 	var state []byte
 	if cfg.Seccomp != nil {
@@ -189,6 +201,16 @@ func initExec(sock *syncSocket, ec *execConfig) error {
 	}
 	if err := setDumpable(false); err != nil {
 		return err
+	}
+	if ec.Subreaper {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("prctl PR_SET_CHILD_SUBREAPER: %w", err)
+		}
+	}
+	if ec.ControllingTTY {
+		if err := takeControllingTTY(); err != nil {
+			return err
+		}
 	}
 	p := ec.Process
 	pe, err := prepareProcess(p, ec.ConsoleSocketFd, false, ec.Rootless, ec.Seccomp, ec.Landlock)

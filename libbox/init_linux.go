@@ -54,7 +54,12 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		return errors.New("init: no config received")
 	}
 	cfg := ic.Config
-	_ = unix.Close(ic.ExeFd)
+	// A deferred init (no program in the config: deferred_linux.go) keeps
+	// the binary, close-on-exec, in case its program is the pause.
+	deferred := len(cfg.Process.Args) == 0
+	if !deferred {
+		_ = unix.Close(ic.ExeFd)
+	}
 	// First of all, so that no hook and no later step can hand one of the
 	// runtime's descriptors on, and so that nothing of it is left to do
 	// under a seccomp filter that may deny close_range.
@@ -156,6 +161,11 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			return fmt.Errorf("create cwd %s: %w", p.Cwd, err)
 		}
 	}
+	if ic.ControllingTTY {
+		if err := takeControllingTTY(); err != nil {
+			return err
+		}
+	}
 	pe, err := prepareProcess(p, ic.ConsoleSocketFd, ic.NewMountNS, ic.Rootless, cfg.Seccomp, cfg.Landlock)
 	if err != nil {
 		return err
@@ -175,7 +185,8 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		return err
 	}
 	sock.Close()
-	if err := waitForStart(ic.FifoFd); err != nil {
+	start, err := waitForStart(ic.FifoFd, deferred)
+	if err != nil {
 		// The parent is gone; nobody reads errors any more.
 		os.Exit(1)
 	}
@@ -186,7 +197,12 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		st.Status = Created
 		state = marshalState(&st)
 	}
-	err = pe.run(nil, cfg.Hooks.StartContainer, state)
+	if deferred {
+		err = pe.setProgram(start, ic.ExeFd, p.Cwd)
+	}
+	if err == nil {
+		err = pe.run(nil, cfg.Hooks.StartContainer, state)
+	}
 	reportStartFailure(ic.FifoFd, err)
 	os.Exit(1)
 	return nil
@@ -199,6 +215,9 @@ type pendingExec struct {
 	filters   *filters
 	path      string
 	args, env []string
+	// exeFd, when >= 0, is the runtime's own binary to execute instead of
+	// path: the pause of a persistent sandbox (deferred_linux.go).
+	exeFd int
 }
 
 // run applies the filters, runs the startContainer hooks under them and
@@ -210,6 +229,9 @@ func (pe *pendingExec) run(sock *syncSocket, hooks []Hook, state []byte) error {
 	}
 	if err := runHooks("startContainer", hooks, state); err != nil {
 		return err
+	}
+	if pe.exeFd >= 0 {
+		return execFd(pe.exeFd, pe.args, pe.env)
 	}
 	return finalExec(pe.path, pe.args, pe.env)
 }
@@ -225,6 +247,11 @@ const maxStartError = 4096
 // init exits. When even that fails, stderr is the only place left.
 func reportStartFailure(fifoFd int, err error) {
 	msg := err.Error()
+	if kind := errorKindOf(err); kind != "" {
+		// A missing or non-executable program of a deferred init keeps its
+		// kind (startFailure parses it back).
+		msg = startErrorKindMark + kind + startErrorKindMark + msg
+	}
 	if len(msg) > maxStartError {
 		msg = msg[:maxStartError]
 	}
@@ -264,11 +291,15 @@ func prepareProcess(p *Process, consoleFd int, bindConsole, rootless bool, sc *S
 	if err := checkCwd(p.Cwd); err != nil {
 		return nil, err
 	}
-	path, err := lookPath(p.Args[0], env, p.Cwd)
-	if err != nil {
+	pe := &pendingExec{filters: f, args: p.Args, env: env, exeFd: -1}
+	if len(p.Args) == 0 {
+		// A deferred init: the program comes with start.
+		return pe, nil
+	}
+	if pe.path, err = lookPath(p.Args[0], env, p.Cwd); err != nil {
 		return nil, err
 	}
-	return &pendingExec{filters: f, path: path, args: p.Args, env: env}, nil
+	return pe, nil
 }
 
 // checkCwd makes sure the cwd setupProcess entered is inside the
@@ -285,10 +316,12 @@ func checkCwd(cwd string) error {
 	return nil
 }
 
-// waitForStart blocks until `start` writes a byte into the exec fifo, which
-// init holds open read-write (so the read cannot see EOF). The fd stays
-// open, close-on-exec: `start` waits for it to close at execve.
-func waitForStart(fifoFd int) error {
+// waitForStart blocks until `start` writes into the exec fifo, which init
+// holds open read-write (so the read cannot see EOF): the start byte, or
+// for a deferred init the start message with its program
+// (deferred_linux.go). The fd stays open, close-on-exec: `start` waits for
+// it to close at execve.
+func waitForStart(fifoFd int, deferred bool) (*startMessage, error) {
 	// The fd is close-on-exec (closeExtraFDs): a startContainer hook that
 	// lingered would otherwise keep `start` waiting.
 	var b [1]byte
@@ -298,13 +331,20 @@ func waitForStart(fifoFd int) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("read exec fifo: %w", err)
+			return nil, fmt.Errorf("read exec fifo: %w", err)
 		}
 		if n != 1 {
-			return errors.New("read exec fifo: no start byte")
+			return nil, errors.New("read exec fifo: no start byte")
 		}
-		return nil
+		break
 	}
+	if b[0] != startWithProgram {
+		return nil, nil
+	}
+	if !deferred {
+		return nil, errors.New("read exec fifo: a program was given to an init that has one")
+	}
+	return readStartMessage(fifoFd)
 }
 
 // setupConsole makes a pty in the container's devpts, sends the master over

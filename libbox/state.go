@@ -197,6 +197,7 @@ func (r *Runtime) lockRoot() (*os.File, error) {
 // procStat is the part of /proc/PID/stat the runtime needs.
 type procStat struct {
 	State     byte
+	Ppid      int
 	StartTime uint64
 }
 
@@ -224,5 +225,9 @@ func parseProcStat(b []byte) (procStat, error) {
 	if err != nil {
 		return procStat{}, fmt.Errorf("malformed /proc/PID/stat start time: %w", err)
 	}
-	return procStat{State: f[0][0], StartTime: start}, nil
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return procStat{}, fmt.Errorf("malformed /proc/PID/stat ppid: %w", err)
+	}
+	return procStat{State: f[0][0], Ppid: ppid, StartTime: start}, nil
 }

@@ -87,6 +87,9 @@ type initConfig struct {
 	NewNetNS bool `json:"newNetNS"`
 	// NewCgroupNS asks init to unshare its cgroup namespace first thing.
 	NewCgroupNS bool `json:"newCgroupNS"`
+	// ControllingTTY: stdin is a terminal the caller opened, which init
+	// makes its controlling terminal (CreateOpts.ControllingTTY).
+	ControllingTTY bool `json:"controllingTTY,omitempty"`
 	// State is the OCI state (status creating) for the createContainer
 	// and startContainer hooks.
 	State *OCIState `json:"state"`

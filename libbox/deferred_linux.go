@@ -1,0 +1,226 @@
+package libbox
+
+// A deferred init: a container whose Config has no program (empty
+// Process.Args) is created like any other, namespaces, mounts, cgroup,
+// credentials and filters ready, and its init waits on the exec fifo as
+// usual; the program comes with start, in a start message written into the
+// fifo instead of the start byte. One path with Create and Start: the
+// difference is what start writes and when lookPath runs. The warm pool
+// (pool_linux.go) creates its sandboxes this way, so that a run costs only
+// the start; a persistent sandbox (persistent_linux.go) starts its init as
+// the pause.
+//
+// The fifo then carries, from `start` to init:
+//
+//	'1'                              the start byte (a container with a program)
+//	'2' <uint32 length> <JSON>       a startMessage (a deferred init)
+//
+// and back, once init is gone, what it left there when it failed after the
+// start (init_linux.go), with the kind of a program error marked so that
+// errors.Is(err, ErrProgramNotFound) holds for the caller of start too.
+//
+// The pause is pid 1 of a persistent sandbox: this binary again, executed
+// by init (under the sandbox's seccomp filter, with no capabilities and as
+// the sandbox's user) with the environment variable pauseEnv set, which a
+// C constructor (libbox/pause) catches before the Go runtime starts: it
+// reaps orphans and waits for SIGTERM from outside the sandbox, and runs
+// nothing else. It is not confined by Landlock, which would refuse the
+// execution of the runtime's binary (outside every rule); the programs
+// started in the sandbox are.
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	// The pause's constructor.
+	_ "github.com/nanobox-sandbox/nanobox-runc/libbox/pause"
+)
+
+const (
+	// startByte starts a container that has its program.
+	startByte = '1'
+	// startWithProgram starts a deferred init: a startMessage follows.
+	startWithProgram = '2'
+	// maxStartMessage bounds a start message (a program's arguments).
+	maxStartMessage = 8 << 20
+	// startErrorKindMark frames the kind of a start error in the fifo.
+	startErrorKindMark = "\x00"
+	// pauseEnv is the pause's whole environment; libbox/pause looks for it.
+	pauseEnv = "_NANOBOX_PAUSE=1"
+	// pauseArgv0 is the pause's name in ps.
+	pauseArgv0 = "nanobox-pause"
+)
+
+// startMessage is the program of a deferred init.
+type startMessage struct {
+	Args []string `json:"args,omitempty"`
+	// Pause runs the pause instead of a program.
+	Pause bool `json:"pause,omitempty"`
+}
+
+func encodeStartMessage(m startMessage) ([]byte, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode start message: %w", err)
+	}
+	if len(b) > maxStartMessage {
+		return nil, fmt.Errorf("the program's arguments take %d bytes, over the limit of %d", len(b), maxStartMessage)
+	}
+	out := make([]byte, 5, 5+len(b))
+	out[0] = startWithProgram
+	binary.BigEndian.PutUint32(out[1:5], uint32(len(b)))
+	return append(out, b...), nil
+}
+
+// readStartMessage reads the rest of a start message from the fifo, after
+// its first byte.
+func readStartMessage(fd int) (*startMessage, error) {
+	var size [4]byte
+	if err := readFull(fd, size[:]); err != nil {
+		return nil, fmt.Errorf("read start message: %w", err)
+	}
+	n := binary.BigEndian.Uint32(size[:])
+	if n > maxStartMessage {
+		return nil, fmt.Errorf("read start message: %d bytes, over the limit of %d", n, maxStartMessage)
+	}
+	b := make([]byte, n)
+	if err := readFull(fd, b); err != nil {
+		return nil, fmt.Errorf("read start message: %w", err)
+	}
+	var m startMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("decode start message: %w", err)
+	}
+	return &m, nil
+}
+
+func readFull(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Read(fd, b)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errors.New("unexpected end of the fifo")
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// writeFifo writes all of b into the non-blocking fifo fd, waiting for room
+// when a long start message fills the pipe.
+func writeFifo(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+			if _, err := unix.Poll(fds, -1); err != nil && !errors.Is(err, unix.EINTR) {
+				return err
+			}
+			continue
+		case err != nil:
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// parseStartError is the error text init left in the fifo, with the kind
+// of a program error restored.
+func parseStartError(s string) error {
+	if rest, ok := strings.CutPrefix(s, startErrorKindMark); ok {
+		if kind, msg, ok := strings.Cut(rest, startErrorKindMark); ok {
+			if k, known := errorKinds[kind]; known {
+				return &kindError{msg: msg, kind: k}
+			}
+			return errors.New(msg)
+		}
+	}
+	return errors.New(s)
+}
+
+// startProgram starts a deferred init with args as its program; it
+// returns once the program was executed, as Start.
+func (c *Container) startProgram(m startMessage) error {
+	if len(c.st.Config.Process.Args) != 0 {
+		return fmt.Errorf("container %s has its program (%s): start it with Start", c.st.ID, c.st.Config.Process.Args[0])
+	}
+	b, err := encodeStartMessage(m)
+	if err != nil {
+		return fmt.Errorf("container %s: %w", c.st.ID, err)
+	}
+	return c.start(b)
+}
+
+// setProgram gives a deferred init's pending process the program of the
+// start message: lookPath now, as the process's own user, in its cwd.
+func (pe *pendingExec) setProgram(m *startMessage, exeFd int, cwd string) error {
+	if m == nil {
+		return errors.New("start: this container was made without a program, and none was given")
+	}
+	if m.Pause {
+		if pe.filters != nil {
+			pe.filters.close()
+		}
+		pe.exeFd, pe.args, pe.env = exeFd, []string{pauseArgv0}, []string{pauseEnv}
+		return nil
+	}
+	_ = unix.Close(exeFd)
+	if len(m.Args) == 0 || m.Args[0] == "" {
+		return errors.New("start: no program given")
+	}
+	path, err := lookPath(m.Args[0], pe.env, cwd)
+	if err != nil {
+		return err
+	}
+	pe.path, pe.args = path, m.Args
+	return nil
+}
+
+// execFd executes the file open at fd (execveat AT_EMPTY_PATH): the pause,
+// from the runtime's sealed binary, which nothing in the sandbox can reach
+// by a path. It returns only on failure.
+func execFd(fd int, args, env []string) error {
+	argv, err := syscall.SlicePtrFromStrings(args)
+	if err != nil {
+		return err
+	}
+	envv, err := syscall.SlicePtrFromStrings(env)
+	if err != nil {
+		return err
+	}
+	empty, err := syscall.BytePtrFromString("")
+	if err != nil {
+		return err
+	}
+	_, _, errno := unix.Syscall6(unix.SYS_EXECVEAT, uintptr(fd), uintptr(unsafe.Pointer(empty)),
+		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])), unix.AT_EMPTY_PATH, 0)
+	return fmt.Errorf("exec the sandbox's pause: %w (the seccomp profile must allow execveat)", errno)
+}
+
+// takeControllingTTY makes stdin, a terminal the caller passed in, the
+// controlling terminal of a new session led by this process.
+func takeControllingTTY() error {
+	if _, err := unix.Setsid(); err != nil {
+		return fmt.Errorf("setsid: %w", err)
+	}
+	if err := unix.IoctlSetInt(0, unix.TIOCSCTTY, 0); err != nil {
+		return fmt.Errorf("make stdin the controlling terminal: %w (it must be a terminal, and no other session's controlling terminal)", err)
+	}
+	return nil
+}
