@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/opencontainers/cgroups"
@@ -55,6 +56,12 @@ type Sandbox struct {
 	// specRootfs, for ContainerConfig, is the bundle's rootfs: the
 	// system directories are then bound into it, symlinks as binds.
 	specRootfs string
+
+	// liveMu guards live, the persistent instance (Start), and final, its
+	// report once closed (persistent_linux.go).
+	liveMu sync.Mutex
+	live   *session
+	final  *Report
 }
 
 // Result is what a Run returns: the program's output, its exit status and
@@ -365,6 +372,13 @@ type runIO struct {
 	// stdout/stderr are nil.
 	stdoutFile, stderrFile *os.File
 	out                    *outputCap
+	// console and term, for a PTY (child_linux.go): the socket init sends
+	// the master over, and its size.
+	console *os.File
+	term    *Terminal
+	// controllingTTY: stdin is the caller's terminal, for the program to
+	// make its controlling terminal.
+	controllingTTY bool
 }
 
 // run is Run with the stdio chosen by the caller (the CLI passes its own).
@@ -453,6 +467,21 @@ type instance struct {
 	initCPU       cpuSample
 	initCgroupCPU cpuSample
 	destroyed     bool
+	// killReq, when closed, kills the sandbox (Child.Kill).
+	killReq <-chan struct{}
+	// execPid and killFn, for a process exec'd in a persistent sandbox
+	// (persistent_linux.go): the process supervise waits for instead of
+	// init, and how to kill it and what it started.
+	execPid int
+	killFn  func()
+}
+
+// pid is the process supervise waits for: init, or an exec'd process.
+func (in *instance) pid() int {
+	if in.execPid != 0 {
+		return in.execPid
+	}
+	return in.ctr.Pid()
 }
 
 func newSandboxID() (string, error) {
@@ -475,7 +504,13 @@ func (s *Sandbox) create(args []string, rio *runIO) (in *instance, retErr error)
 	cfg := s.containerConfig(args)
 	cfg.Annotations[sandboxOwnerAnnotation] = s.owner
 
-	opts := CreateOpts{Stdin: rio.stdin, Stdout: rio.stdoutFile, Stderr: rio.stderrFile}
+	opts := CreateOpts{Stdin: rio.stdin, Stdout: rio.stdoutFile, Stderr: rio.stderrFile, ControllingTTY: rio.controllingTTY}
+	if rio.term != nil {
+		rows, cols := rio.term.Size()
+		cfg.Process.Terminal = true
+		cfg.Process.ConsoleHeight, cfg.Process.ConsoleWidth = uint(rows), uint(cols)
+		opts.ConsoleSocket = rio.console
+	}
 	var closeAfter []*os.File
 	started := false
 	defer func() {
@@ -570,7 +605,7 @@ type exitInfo struct {
 // limit, at the CPU time limit (polled from the cgroup), past the output
 // limit, or when ctx ends; the first reason is the one reported.
 func (in *instance) supervise(ctx context.Context, out *outputCap) exitInfo {
-	pid := in.ctr.Pid()
+	pid := in.pid()
 	done := make(chan exitInfo, 1)
 	go func() {
 		var e exitInfo
@@ -631,6 +666,9 @@ func (in *instance) supervise(ctx context.Context, out *outputCap) exitInfo {
 		case <-ctxDone:
 			ctxDone = nil
 			killFor(StatusCancelled, "killed: "+ctx.Err().Error())
+		case <-in.killReq:
+			in.killReq = nil
+			killFor(StatusCancelled, "killed by the caller (Kill)")
 		}
 	}
 }
@@ -639,6 +677,10 @@ func (in *instance) supervise(ctx context.Context, out *outputCap) exitInfo {
 // namespace, and the kernel kills every process of a pid namespace whose
 // init dies; the cgroup, when there is one, is killed too (cgroup.kill).
 func (in *instance) kill() {
+	if in.killFn != nil {
+		in.killFn()
+		return
+	}
 	if in.pidfd >= 0 {
 		_ = unix.PidfdSendSignal(in.pidfd, unix.SIGKILL, nil, 0)
 	}
