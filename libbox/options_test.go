@@ -233,6 +233,9 @@ func TestSandboxSeccompProfiles(t *testing.T) {
 			t.Errorf("%s: default %v strict %v", n, allowed(def, n), allowed(strict, n))
 		}
 	}
+	if strict.Architectures != nil {
+		t.Errorf("strict filters other architectures: %v", strict.Architectures)
+	}
 	// Copies: changing one does not change the next.
 	def.Syscalls[0].Names[0] = "changed"
 	again, _ := SandboxSeccomp("default")

@@ -30,7 +30,7 @@ var parseSeccompDefault = sync.OnceValues(func() (*Seccomp, error) {
 })
 
 // strictDenied are the system calls the strict profile removes from the
-// default one, for sandboxes that run untrusted code next to each other (a
+// default one (which it also limits to the native architecture), for sandboxes that run untrusted code next to each other (a
 // judge's): they reach other processes (ptrace and process_vm_*: a pid
 // namespace already hides the others, this is defence in depth), change
 // the execution domain (personality, e.g. turning ASLR off), or take file
@@ -63,6 +63,11 @@ func SandboxSeccomp(name string) (*Seccomp, error) {
 		s.Architectures = nil
 	}
 	if name == SeccompProfileStrict {
+		// The native architecture only: a system call through the 32-bit
+		// ABIs (int 0x80, x32) kills the process. Their tables are attack
+		// surface a judged program has no use for, and each one costs as
+		// much to compile as the native filter.
+		s.Architectures = nil
 		var rules []SeccompRule
 		for _, r := range s.Syscalls {
 			if r.Action == SeccompAllow {
