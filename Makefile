@@ -12,7 +12,7 @@ TESTS ?= tests/integration
 export RUNTIME
 
 .PHONY: all help build recvtty test unit integration integration-root \
-	integration-rootless bench lint clean demo test-clients
+	integration-rootless bench lint clean demo demo-bundle test-clients
 
 all: build
 
@@ -26,9 +26,10 @@ help:
 	@echo "make test-clients          podman, containerd, its CRI plugin (crictl) and dockerd running their containers on $(BINARY) (root)"
 	@echo "make crictl                crictl $(CRICTL_VERSION) for the CRI suite, from the Go module proxy"
 	@echo "make test-cgroup2          the cgroup suites on a pure cgroup v2 kernel (QEMU VM), root and rootless"
-	@echo "make bench                 time '$(BINARY) run' against runc"
+	@echo "make bench                 time '$(BINARY) run' against runc, the sandbox against bwrap"
 	@echo "make lint                  gofmt and go vet"
-	@echo "make demo                  run a sample busybox bundle end to end"
+	@echo "make demo                  run a program in a sandbox with no bundle"
+	@echo "make demo-bundle           run a sample busybox bundle end to end"
 	@echo "make clean                 remove build outputs"
 
 build:
@@ -92,9 +93,14 @@ lint:
 clean:
 	rm -f $(BINARY) $(RECVTTY)
 
-# The README's first command: install what is missing, build, make a
+# The README's first command: build, and run a program in a sandbox with
+# no bundle and no image.
+demo: build
+	./$(BINARY) sandbox -- sh -c 'echo hello from the sandbox; echo "uid $$(id -u) on $$(hostname), pid $$$$, network: $$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " ")"'
+
+# The same through an OCI bundle: install what is missing, build, make a
 # busybox bundle in a temporary directory, and run it.
-demo:
+demo-bundle:
 	@missing=""; \
 	[ -x /bin/busybox ] || missing="$$missing busybox-static"; \
 	command -v jq >/dev/null || missing="$$missing jq"; \

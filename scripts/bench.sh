@@ -2,8 +2,9 @@
 # bench.sh: time `nanobox-runc run` of a busybox bundle running /bin/true
 # against runc, in the same run, on the same config.json, each runtime as
 # root with a fresh --root. Prints min and median wall time and mean CPU
-# (user+sys) per run for each, and the ratio of the medians; then all of it
-# again with a memory and a pids limit in config.json.
+# (user+sys) per run for each, and the ratio of the medians; then the
+# sandbox (sandbox_bench, below) against bwrap and fork+exec; then the run
+# comparison again with a memory and a pids limit in config.json.
 #
 # Environment: NANOBOX (default ./nanobox-runc), RUNC (default: runc on
 # PATH), RUNS (default 50), WARMUP (default 5), BENCH_NO_HYPERFINE=1 for a
@@ -101,6 +102,77 @@ if awk -v r="$ratio" 'BEGIN {exit !(r < 1)}'; then
 else
 	echo "nanobox-runc's median is NOT below runc's"
 	[[ "${BENCH_STRICT:-0}" != 1 ]] || exit 1
+fi
+
+# The sandbox, in the same run: `nanobox-runc sandbox -- /bin/true`, a
+# libbox Run of /bin/true from Go (scripts/sandboxbench, timed inside the
+# Go program), `bwrap --unshare-all --ro-bind / / /bin/true` and plain
+# fork+exec of /bin/true, rootful and, as the unprivileged test user when
+# there is one, rootless. The target (issue 13's): the sandbox's median at
+# or below bwrap's.
+sandbox_bench() {
+	local user=${1:-} as=() mode=rootful
+	if [[ -n "$user" ]]; then
+		as=(runuser -u "$user" --)
+		mode="rootless, as $user"
+	fi
+	local root=$work/root-sandbox-$RANDOM
+	mkdir -p "$root"
+	chmod 0700 "$root"
+	[[ -z "$user" ]] || chown "$user:" "$root"
+	echo
+	echo "== the sandbox, $mode: one program, no bundle"
+	"${as[@]}" "$work/nanobox-runc" --root "$root" sandbox -- /bin/true ||
+		die "nanobox-runc sandbox cannot run /bin/true"
+	local cmds=(-n "nanobox-runc sandbox" "$work/nanobox-runc --root $root sandbox -- /bin/true")
+	if command -v bwrap >/dev/null; then
+		cmds+=(-n bwrap "bwrap --unshare-all --ro-bind / / /bin/true")
+	fi
+	cmds+=(-n "fork+exec" "/bin/true")
+	printf '%-22s %6s %10s %12s %18s\n' what runs "min(ms)" "median(ms)" "cpu user+sys(ms)"
+	declare -gA SB
+	local json=$work/sandbox-${user:-root}.json
+	: >"$json"
+	[[ -z "$user" ]] || chown "$user:" "$json"
+	"${as[@]}" hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --style none \
+		--export-json "$json" "${cmds[@]}" >/dev/null
+	while IFS=$'\t' read -r name min median cpu; do
+		SB[$name]=$median
+		printf '%-22s %6d %10.2f %12.2f %18.2f\n' "$name" "$RUNS" "$min" "$median" "$cpu"
+	done < <(jq -r '.results[] | [.command, .min * 1000, .median * 1000, (.user + .system) * 1000] | @tsv' "$json")
+	while IFS=$'\t' read -r name runs min median cpu; do
+		SB[$name]=$median
+		printf '%-22s %6d %10.2f %12.2f %18.2f\n' "$name" "$runs" "$min" "$median" "$cpu"
+	done < <("${as[@]}" "$work/sandboxbench" -runs "$RUNS" -warmup "$WARMUP" -root "$root")
+	local base
+	for base in bwrap fork+exec; do
+		[[ -n "${SB[$base]:-}" ]] || continue
+		for name in "nanobox-runc sandbox" "libbox Run"; do
+			awk -v n="$name" -v b="$base" -v x="${SB[$name]}" -v y="${SB[$base]}" \
+				'BEGIN {printf "median ratio %s/%s: %.2f\n", n, b, x / y}'
+		done
+	done
+	if [[ -n "${SB[bwrap]:-}" ]]; then
+		if awk -v a="${SB[nanobox-runc sandbox]}" -v b="${SB[bwrap]}" 'BEGIN {exit !(a <= b)}'; then
+			echo "the sandbox's median is at or below bwrap's"
+		else
+			echo "the sandbox's median is NOT at or below bwrap's (issue 13)"
+		fi
+	fi
+	rm -rf "$root"
+}
+
+if [[ "${BENCH_LIMITS:-0}" != 1 && "${BENCH_SANDBOX:-1}" == 1 ]] && command -v hyperfine >/dev/null; then
+	cp "$NANOBOX" "$work/nanobox-runc"
+	GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+	(cd "$repo" && "$GO" build -o "$work/sandboxbench" ./scripts/sandboxbench) || die "build scripts/sandboxbench"
+	chmod 0755 "$work/nanobox-runc" "$work/sandboxbench"
+	sandbox_bench
+	if id nanobox-test >/dev/null 2>&1; then
+		sandbox_bench nanobox-test
+	else
+		echo "(no user nanobox-test: the rootless sandbox pass is skipped; tests/integration/setup-rootless-user.sh creates it)"
+	fi
 fi
 
 # Second pass: the same comparison with memory+pids limits (BENCH_LIMITS=0
