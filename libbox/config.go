@@ -147,6 +147,12 @@ type Mount struct {
 	// CopyUp fills a new tmpfs with what the destination directory held
 	// (the "tmpcopyup" option podman gives --read-only's tmpfs mounts).
 	CopyUp bool `json:"copyUp,omitempty"`
+	// RecursiveReadonly makes the whole mounted tree read-only, the
+	// mounts beneath it included (mount_setattr AT_RECURSIVE; OCI's "rro"
+	// option). A recursive bind (MS_REC) of a host directory with mounts
+	// beneath it needs it to be read-only all through; a non-recursive
+	// bind of it fails in a user namespace, where those mounts are locked.
+	RecursiveReadonly bool `json:"recursiveReadonly,omitempty"`
 }
 
 // IsBind reports whether m is a bind mount.

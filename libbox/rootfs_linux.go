@@ -269,7 +269,26 @@ func (r *rootfsMounter) mountEntry(m Mount) error {
 	if err != nil {
 		return err
 	}
+	if m.RecursiveReadonly {
+		if err := r.setRecursiveReadonly(dest); err != nil {
+			return err
+		}
+	}
 	return r.setPropagation(&m, dest)
+}
+
+// setRecursiveReadonly makes the mount at dest and every mount beneath it
+// read-only (the "rro" option), leaving their other flags alone.
+func (r *rootfsMounter) setRecursiveReadonly(dest string) error {
+	dst, err := r.reopen(dest)
+	if err != nil {
+		return &mountError{op: "remount recursively read-only", target: dest, err: err}
+	}
+	defer dst.Close()
+	if err := setReadonly(dst, true); err != nil {
+		return &mountError{op: "remount recursively read-only", target: dest, err: err}
+	}
+	return nil
 }
 
 // openDest resolves dest inside the rootfs, creating what is missing: a

@@ -89,3 +89,53 @@ func TestTmpfsRoot(t *testing.T) {
 		})
 	}
 }
+
+// A recursive read-only bind of a host directory with a mount beneath it,
+// in a user namespace (where that mount is locked): the mount comes along,
+// read-only too. A non-recursive bind of it fails there, and a recursive
+// one without rro leaves it writable.
+func TestRecursiveReadonlyBind(t *testing.T) {
+	requireRootfsTests(t)
+	parent := t.TempDir()
+	locked := filepath.Join(parent, "locked")
+	if err := os.Mkdir(locked, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bind := func(dst string, flags int, rro bool) Mount {
+		return Mount{Source: parent, Destination: dst, Type: "bind", Flags: unix.MS_BIND | flags, RecursiveReadonly: rro}
+	}
+	res := runRootfsHelper(t, rootfsScenario{
+		Config: Config{
+			Rootfs:      t.TempDir(),
+			RootfsTmpfs: &TmpfsRoot{Symlinks: []Symlink{{Path: "/bin", Target: "usr/bin"}, {Path: "/lib64", Target: "usr/lib64"}}},
+			Namespaces:  []Namespace{{Type: NEWUSER}, {Type: NEWNS}, {Type: NEWPID}},
+			Mounts: []Mount{
+				{Source: "/usr", Destination: "/usr", Type: "bind", Flags: unix.MS_BIND | unix.MS_REC | unix.MS_RDONLY, RecursiveReadonly: true},
+				bind("/rro", unix.MS_REC|unix.MS_RDONLY, true),
+				bind("/ro", unix.MS_REC|unix.MS_RDONLY, false),
+			},
+		},
+		UserNS:      true,
+		LockedTmpfs: locked,
+		Checks: []rootfsCheck{
+			{Kind: "content", Path: "/rro/locked/f", Want: "locked"},
+			{Kind: "erofs", Path: "/rro"},
+			{Kind: "erofs", Path: "/rro/locked"},
+			{Kind: "erofs", Path: "/ro"},
+			{Kind: "writable", Path: "/ro/locked"},
+		},
+	})
+	wantRootfsOK(t, res)
+	res = runRootfsHelper(t, rootfsScenario{
+		Config: Config{
+			Rootfs:     t.TempDir(),
+			Namespaces: []Namespace{{Type: NEWUSER}, {Type: NEWNS}, {Type: NEWPID}},
+			Mounts:     []Mount{bind("/flat", unix.MS_RDONLY, false)},
+		},
+		UserNS:      true,
+		LockedTmpfs: locked,
+	})
+	if !strings.Contains(res.Err, "invalid argument") {
+		t.Errorf("a non-recursive bind over a locked mount: %q, want EINVAL", res.Err)
+	}
+}

@@ -223,13 +223,15 @@ func (s *Sandbox) containerConfig(args []string) *Config {
 	return cfg
 }
 
-// roBind is a read-only bind of src at dst. It is not recursive: a
-// recursive bind would carry the host's submounts along writable (a remount
-// makes only the top mount read-only), so they are left out instead.
+// roBind is a read-only bind of src at dst, with the host's mounts beneath
+// src, every one of them read-only too: in a user namespace a bind that
+// left them out would fail (they are locked), and one that took them along
+// writable would leak (a remount makes only the top mount read-only).
 func roBind(src, dst string) Mount {
 	return Mount{
 		Source: src, Destination: dst, Type: "bind",
-		Flags: unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV,
+		Flags:             unix.MS_BIND | unix.MS_REC | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV,
+		RecursiveReadonly: true,
 	}
 }
 

@@ -66,7 +66,7 @@ var mountPropagation = rootPropagation
 var unsupportedMountOptions = map[string]bool{
 	"idmap": true, "ridmap": true,
 	// mount_setattr(2) recursive attributes (runc 1.1+).
-	"rro": true, "rrw": true, "rnosuid": true, "rsuid": true, "rnodev": true, "rdev": true,
+	"rrw": true, "rnosuid": true, "rsuid": true, "rnodev": true, "rdev": true,
 	"rnoexec": true, "rexec": true, "rnodiratime": true, "rdiratime": true,
 	"rrelatime": true, "rnorelatime": true, "rnoatime": true, "ratime": true,
 	"rstrictatime": true, "rnostrictatime": true, "rnosymfollow": true, "rsymfollow": true,
@@ -76,7 +76,7 @@ var unsupportedMountOptions = map[string]bool{
 // (flags, propagation and "defaults"), sorted. Anything else is passed to the
 // filesystem as data, except the options refused as unsupported.
 func KnownMountOptions() []string {
-	res := []string{"defaults"}
+	res := []string{"defaults", "rro"}
 	for o := range mountFlags {
 		res = append(res, o)
 	}
@@ -110,6 +110,10 @@ func parseMountOptions(m *libbox.Mount, options []string) error {
 		switch {
 		case o == "tmpcopyup":
 			m.CopyUp = true
+		case o == "rro":
+			// Recursive read-only (runc 1.1): this mount and every
+			// mount beneath it.
+			m.RecursiveReadonly = true
 		case o == "", o == "defaults":
 			// "defaults" is fstab's placeholder for "no options"; the
 			// kernel would reject it as filesystem data.

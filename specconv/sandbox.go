@@ -210,6 +210,9 @@ func mountToSpec(m libbox.Mount) (specs.Mount, error) {
 			flags &^= o.flag
 		}
 	}
+	if m.RecursiveReadonly {
+		sm.Options = append(sm.Options, "rro")
+	}
 	if flags != 0 || m.ClearedFlags != 0 || len(m.PropagationFlags) > 0 || m.CopyUp {
 		return sm, fmt.Errorf("flags %#x are not written by ToSpec", flags)
 	}

@@ -116,8 +116,12 @@ func TestParseMountOptions(t *testing.T) {
 		{opts: []string{"nosuid", "mode=755", "defaults", "size=65536k", "newinstance"}, flags: unix.MS_NOSUID, data: "mode=755,size=65536k,newinstance"},
 		{opts: []string{"idmap"}, err: "mount option idmap is not supported"},
 		{opts: []string{"ridmap"}, err: "mount option ridmap is not supported"},
-		{opts: []string{"rro"}, err: "mount option rro is not supported"},
+		{opts: []string{"rrw"}, err: "mount option rrw is not supported"},
 		{opts: []string{"idmap=uids=0-1000-10"}, err: "is not supported"},
+	}
+	var rro libbox.Mount
+	if err := parseMountOptions(&rro, []string{"rbind", "rro"}); err != nil || !rro.RecursiveReadonly || rro.Flags != unix.MS_BIND|unix.MS_REC {
+		t.Errorf("rbind,rro: %+v %v", rro, err)
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.opts, ","), func(t *testing.T) {
