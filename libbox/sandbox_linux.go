@@ -833,6 +833,14 @@ func (in *instance) destroy() error {
 	}
 	in.destroyed = true
 	var err error
+	if in.pidfd >= 0 {
+		// An init that failed after start was never reaped: its zombie
+		// would stay, and keep a cgroup v1 from going. waitid through the
+		// pidfd can only reap this very process (ECHILD once reaped, and
+		// nothing while it runs: Delete kills and reaps it then).
+		var info unix.Siginfo
+		_ = unix.Waitid(unix.P_PIDFD, in.pidfd, &info, unix.WEXITED|unix.WNOHANG, nil)
+	}
 	if in.ctr != nil {
 		if derr := in.ctr.Delete(true); derr != nil {
 			var w *WarningError

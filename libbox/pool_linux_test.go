@@ -1,0 +1,175 @@
+package libbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func newTestPool(t *testing.T, o Options, n int) *Pool {
+	t.Helper()
+	requireSandbox(t)
+	if o.StateRoot == "" {
+		o.StateRoot = t.TempDir()
+	}
+	p, err := NewPool(o, n)
+	if err != nil {
+		t.Fatalf("NewPool: %v", err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	if err := p.Warm(ctx); err != nil {
+		t.Fatalf("Warm: %v", err)
+	}
+	return p
+}
+
+func TestSandboxPoolRun(t *testing.T) {
+	p := newTestPool(t, Options{Limits: Limits{WallTime: 500 * time.Millisecond}}, 2)
+	ctx := context.Background()
+	ids := poolIDs(t, p)
+	res, err := p.Run(ctx, "/bin/sh", "-c", "echo hello; echo oops >&2; echo kept >/tmp/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRunStatus(t, res, StatusOK)
+	if string(res.Stdout) != "hello\n" || string(res.Stderr) != "oops\n" {
+		t.Errorf("stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+	first := res.Report.ID
+	ids = append(ids, first)
+	// A fresh sandbox every time: nothing of the last run is left.
+	res, err = p.Run(ctx, "/bin/sh", "-c", "cat /tmp/f 2>/dev/null || echo fresh")
+	if err != nil || string(res.Stdout) != "fresh\n" || res.Report.ID == first {
+		t.Fatalf("second run: %v %q (ids %s %s)", err, res.Stdout, first, res.Report.ID)
+	}
+	res, err = p.Run(ctx, "/no/such/program")
+	if !errors.Is(err, ErrProgramNotFound) || res == nil || res.ExitCode != ExitNotFound || res.Report.Status != StatusSetupError {
+		t.Errorf("missing program: %v %+v", err, res)
+	}
+	if res != nil {
+		ids = append(ids, res.Report.ID)
+	}
+	res, err = p.Run(ctx, "/bin/sleep", "30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRunStatus(t, res, StatusWallTimeout)
+	ids = append(ids, res.Report.ID)
+	ids = append(ids, poolIDs(t, p)...)
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := p.Run(cctx, "/bin/true"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run with a cancelled context: %v", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Run(ctx, "/bin/true"); !errors.Is(err, ErrPoolClosed) {
+		t.Errorf("Run after Close: %v", err)
+	}
+	checkPoolEmpty(t, p, ids)
+}
+
+// poolIDs are the ids of the pool's sandboxes now in its state root.
+func poolIDs(t *testing.T, p *Pool) []string {
+	t.Helper()
+	ents, err := os.ReadDir(p.Sandbox().StateRoot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range ents {
+		ids = append(ids, e.Name())
+	}
+	return ids
+}
+
+// checkPoolEmpty fails when a closed pool left anything behind: a state
+// directory, a cgroup of one of ids (the pool's sandboxes), a process, a
+// mount.
+func checkPoolEmpty(t *testing.T, p *Pool, ids []string) {
+	t.Helper()
+	if ents, err := os.ReadDir(p.Sandbox().StateRoot()); err != nil || len(ents) != 0 {
+		t.Errorf("state root after Close: %v %v", ents, err)
+	}
+	for _, id := range ids {
+		checkNothingLeft(t, p.Sandbox(), id)
+	}
+	if kids := childrenOf(os.Getpid()); len(kids) != 0 {
+		t.Errorf("processes left behind: %v", kids)
+	}
+	checkNoMounts(t, p.Sandbox().StateRoot())
+}
+
+// checkNoMounts fails when a mount of this mount namespace is under dir.
+func checkNoMounts(t *testing.T, dir string) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
+			t.Errorf("mount left behind: %s", line)
+		}
+	}
+}
+
+// 1000 runs through a pool, two at a time: none fails, and nothing is
+// left once it is closed.
+func TestSandboxPoolThousandRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 1000 sandboxes")
+	}
+	p := newTestPool(t, Options{}, 4)
+	const runs, workers = 1000, 2
+	var next, failed atomic.Int64
+	var idsMu sync.Mutex
+	ids := poolIDs(t, p)
+	var wg sync.WaitGroup
+	errs := make(chan error, 10)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= runs {
+				res, err := p.Run(context.Background(), "/bin/true")
+				if res != nil {
+					idsMu.Lock()
+					ids = append(ids, res.Report.ID)
+					idsMu.Unlock()
+				}
+				if err == nil && res.Report.Status != StatusOK {
+					err = fmt.Errorf("status %s: %s", res.Report.Status, res.Report.Error)
+				}
+				if err != nil {
+					if failed.Add(1) <= 10 {
+						errs <- err
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := failed.Load(); n > 0 {
+		t.Fatalf("%d of %d pooled runs failed", n, runs)
+	}
+	ids = append(ids, poolIDs(t, p)...)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkPoolEmpty(t, p, ids)
+}
