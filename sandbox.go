@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
@@ -33,6 +34,10 @@ var sandboxCommand = &cli.Command{
 nanobox-runc exits with the program's exit status (128+N when signal N
 killed it), 125 when the sandbox could not be set up, 126 when the
 program is not executable, 127 when it is not found.
+
+--allow-net DOMAIN[:PORT] gives the program a network allowlist: it reaches
+the listed domains, through the runtime's resolver and proxy, and nothing
+else, also when it ignores proxy settings (docs/network.md).
 
 A limit that this host cannot enforce for the caller is an error naming
 the limit and the fix, unless --allow-degraded lists it; the report
@@ -62,7 +67,11 @@ read-write).`,
 		&cli.StringFlag{Name: "file-size", Usage: "limit on the size of a file written, e.g. `16M`"},
 		&cli.StringFlag{Name: "output-limit", Usage: "limit on stdout and stderr together, e.g. `1M` (past it the sandbox is killed)"},
 		&cli.BoolFlag{Name: "no-network", Usage: "no network: loopback only (the default)"},
-		&cli.StringFlag{Name: "network", Usage: "`none` or host"},
+		&cli.StringFlag{Name: "network", Usage: "`none`, host, or allowlist (implied by --allow-net)"},
+		&cli.GenericFlag{Name: "allow-net", Value: &multiFlag{}, Usage: "let the program reach `DOMAIN[:PORT]` (*.example.com for its subdomains; ports 80 and 443 without a port; repeatable, or comma-separated), also when it ignores proxy settings"},
+		&cli.GenericFlag{Name: "deny-net", Value: &multiFlag{}, Usage: "never let it reach `DOMAIN[:PORT]`, whatever --allow-net says (every port without a port)"},
+		&cli.BoolFlag{Name: "allow-private-targets", Usage: "let allowed names lead to loopback, private, link-local and this host's addresses (refused otherwise)"},
+		&cli.GenericFlag{Name: "add-host", Value: &multiFlag{}, Usage: "resolve `NAME:ADDR` to ADDR on the host's side instead of looking it up (allowlist; repeatable)"},
 		&cli.StringFlag{Name: "seccomp", Usage: "system call filter: default, strict, none, or an OCI or Docker profile `FILE`"},
 		&cli.GenericFlag{Name: "allow-degraded", Value: &multiFlag{}, Usage: "let these limits be enforced by a weaker mechanism, or not at all, where this host cannot: `LIMIT[,LIMIT]` (memory, pids, cpus; namespaces)"},
 		&cli.StringFlag{Name: "report", Usage: "write the execution report to `FILE` (- for stderr, after the program's output)"},
@@ -370,8 +379,13 @@ func sandboxOptions(c *cli.Context) (libbox.Options, error) {
 		o.Network = libbox.NoNetwork()
 	case n == "host":
 		o.Network = libbox.HostNetwork()
+	case n == "allowlist":
+		o.Network.Mode = libbox.NetworkAllowlist
 	case n != "":
-		return o, fmt.Errorf("--network %q: use none or host (a domain allowlist is not supported by this version)", n)
+		return o, fmt.Errorf("--network %q: use none, host or allowlist", n)
+	}
+	if err := sandboxNetworkFlags(c, &o.Network); err != nil {
+		return o, err
 	}
 	if s := c.String("seccomp"); s != "" {
 		switch s {
@@ -470,4 +484,58 @@ func parseDuration(s string) (time.Duration, error) {
 		return 0, errors.New("want a duration such as 30s, 1m30s, 500ms, or a number of seconds")
 	}
 	return d, nil
+}
+
+// sandboxNetworkFlags applies --allow-net, --deny-net,
+// --allow-private-targets and --add-host to n: any of them asks for an
+// allowlist, which --network none or host contradicts.
+func sandboxNetworkFlags(c *cli.Context, n *libbox.Network) error {
+	allow, deny, hosts := splitRules(multi(c, "allow-net")), splitRules(multi(c, "deny-net")), multi(c, "add-host")
+	given := len(allow)+len(deny)+len(hosts) > 0 || c.Bool("allow-private-targets")
+	if !given {
+		if n.Mode == libbox.NetworkAllowlist && len(n.Allow) == 0 && len(n.Deny) == 0 {
+			return errors.New("--network allowlist needs --allow-net rules")
+		}
+		return nil
+	}
+	if c.IsSet("network") && c.String("network") != "allowlist" || c.Bool("no-network") {
+		return errors.New("--allow-net, --deny-net, --allow-private-targets and --add-host ask for a network allowlist: drop --network none/host and --no-network")
+	}
+	if n.Mode != libbox.NetworkAllowlist {
+		*n = libbox.Network{Mode: libbox.NetworkAllowlist}
+	}
+	n.Allow = append(n.Allow, allow...)
+	n.Deny = append(n.Deny, deny...)
+	if c.Bool("allow-private-targets") {
+		n.AllowPrivateTargets = true
+	}
+	for _, h := range hosts {
+		// Names have no colon: the first one ends the name (ADDR may be
+		// an IPv6 address, bracketed or not).
+		name, addr, ok := strings.Cut(h, ":")
+		if !ok || name == "" || addr == "" {
+			return fmt.Errorf("--add-host %q: want NAME:ADDR", h)
+		}
+		if n.Hosts == nil {
+			n.Hosts = map[string]string{}
+		}
+		n.Hosts[name] = strings.Trim(addr, "[]")
+	}
+	n.OnDenied = func(d libbox.Denial) {
+		logrus.Warnf("network: denied %s", libbox.DescribeDenial(d))
+	}
+	return nil
+}
+
+// splitRules splits comma-separated flag values into rules.
+func splitRules(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, r := range strings.Split(v, ",") {
+			if r = strings.TrimSpace(r); r != "" {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }

@@ -81,6 +81,11 @@ type Config struct {
 	Seccomp  *Seccomp  `json:"seccomp,omitempty"`
 	Landlock *Landlock `json:"landlock,omitempty"`
 
+	// Network, in allowlist mode, is the domain allowlist of a container
+	// with a network namespace of loopback only (network_linux.go); nil or
+	// another mode asks for nothing (the namespaces decide).
+	Network *Network `json:"network,omitempty"`
+
 	// Annotations are opaque to the runtime and echoed in the state JSON.
 	Annotations map[string]string `json:"annotations,omitempty"`
 

@@ -32,6 +32,9 @@ type Container struct {
 	rt  *Runtime
 	dir string
 	st  *persisted
+	// net are a network allowlist's listeners, kept by Create for a
+	// sandbox's own relay (CreateOpts.netInProcess).
+	net *netFiles
 }
 
 // CreateOpts are the per-invocation settings of create and run.
@@ -48,6 +51,16 @@ type CreateOpts struct {
 	// ControllingTTY: Stdin is a terminal the caller opened, which init
 	// makes its controlling terminal (see ExecOpts.ControllingTTY).
 	ControllingTTY bool
+	// NetworkLog, for a container with a network allowlist, is where its
+	// supervisor logs every denied attempt (NetworkLogJSON: as JSON
+	// objects with level, msg and time, as --log-format json); nil
+	// discards them. The supervisor gets a descriptor of its own.
+	NetworkLog     *os.File
+	NetworkLogJSON bool
+	// netInProcess keeps the allowlist's listeners in the Container for
+	// the caller to relay (a sandbox's Run) instead of starting a
+	// supervisor.
+	netInProcess bool
 }
 
 // ID returns the container id.
@@ -154,6 +167,7 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 			return
 		}
 		if p != nil {
+			p.net.close()
 			p.kill()
 			if p.cgroup != nil {
 				p.cgroup.destroyBestEffort()
@@ -161,6 +175,9 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 		}
 		_ = os.RemoveAll(dir)
 	}()
+	if cfg, err = withNetworkFiles(dir, cfg); err != nil {
+		return nil, err
+	}
 	p, err = startInit(r, id, dir, cfg, opts)
 	if err != nil {
 		return nil, err
@@ -176,6 +193,15 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 	}
 	if err := writeState(dir, c.st); err != nil {
 		return nil, err
+	}
+	if p.net != nil {
+		files := p.net
+		p.net = nil
+		if opts.netInProcess {
+			c.net = files
+		} else if err := c.startNetSupervisor(files, opts); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -456,6 +482,9 @@ func (c *Container) Delete(force bool) error {
 			warn = errors.Join(warn, fmt.Errorf("container %s: %w", c.st.ID, err))
 		}
 	}
+	if err := stopNetSupervisor(c.dir); err != nil {
+		warn = errors.Join(warn, fmt.Errorf("container %s: %w", c.st.ID, err))
+	}
 	if err := os.RemoveAll(c.dir); err != nil {
 		return fmt.Errorf("remove state of %s: %w", c.st.ID, err)
 	}
@@ -532,6 +561,8 @@ type initProcess struct {
 	owner   string
 	// cgroup is the container's cgroup; nil when it runs without one.
 	cgroup *cgroupHandle
+	// net are the listeners of a network allowlist, from init.
+	net *netFiles
 }
 
 // startInit re-executes the runtime binary as the container's init, creates
@@ -592,6 +623,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 			return
 		}
 		p.abort()
+		p.net.close()
 		if p.cgroup != nil {
 			// Only now: a cgroup cannot go while init is in it.
 			p.cgroup.destroyBestEffort()
@@ -621,6 +653,12 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 			return false, child.sock.send(syncMsg{Type: syncHooksDone})
 		case syncSeccompFd:
 			return false, deliverSeccompFd(child.sock, cfg.Seccomp, state)
+		case syncNetFds:
+			if p.net != nil || cfg.allowlist() == nil {
+				return false, errors.New("sync: unexpected network descriptors from init")
+			}
+			p.net, err = recvNetFiles(child.sock, m.Net, idMapsOf(cfg))
+			return false, err
 		case syncReady:
 			return true, nil
 		}

@@ -38,6 +38,10 @@ func Init() error {
 		err = initContainer(sock, m.Config)
 	case syncExec:
 		err = initExec(sock, m.Exec)
+	case syncNetListen:
+		if err = initNetListen(sock, m.Net); err == nil {
+			return nil
+		}
 	default:
 		err = fmt.Errorf("init: unexpected first message %q", m.Type)
 	}
@@ -144,6 +148,9 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		if err := loopbackUp(); err != nil {
 			return err
 		}
+	}
+	if err := initNetwork(sock, cfg, ic.NewNetNS); err != nil {
+		return err
 	}
 	if ic.NewMountNS {
 		if err := finalizeRootfs(cfg); err != nil {

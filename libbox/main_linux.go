@@ -26,11 +26,18 @@ import (
 // process it returns at once.
 //
 // Main is the one place where libbox exits the process.
+//
+// Main also runs the supervisor of a container's network allowlist (the
+// binary re-executed as "netproxy", network_linux.go), which exits when
+// the container's init does.
 func Main() {
 	if len(os.Args) > 0 && os.Args[0] == confineArgv0 {
 		// A Confinement's Command: confine this process, execute the
 		// program (see confine_linux.go).
 		runConfined()
+	}
+	if len(os.Args) >= 2 && os.Args[1] == "netproxy" && os.Getenv(envNetSupervisor) != "" {
+		os.Exit(netSupervisorMain())
 	}
 	if os.Getenv(nsenter.EnvInitPipe) == "" || len(os.Args) < 2 || os.Args[1] != "init" {
 		return

@@ -214,49 +214,6 @@ func limitUnit(n LimitName) string {
 	return "count"
 }
 
-// NetworkMode is how the sandbox reaches the network.
-type NetworkMode string
-
-// The network modes.
-const (
-	// NetworkNone is a network namespace of the sandbox's own with only
-	// loopback: no route out, and abstract unix sockets private to it.
-	NetworkNone NetworkMode = "none"
-	// NetworkHost shares the caller's network namespace.
-	NetworkHost NetworkMode = "host"
-	// NetworkAllowlist lets the sandbox reach the listed domains only.
-	NetworkAllowlist NetworkMode = "allowlist"
-)
-
-// Network is the sandbox's network policy; the zero value is NoNetwork().
-type Network struct {
-	Mode NetworkMode `json:"mode,omitempty"`
-	// Allow and Deny are the domain rules of NetworkAllowlist
-	// ("api.example.com", "*.example.com", "host:port").
-	Allow []string `json:"allow,omitempty"`
-	Deny  []string `json:"deny,omitempty"`
-}
-
-// NoNetwork is a private network namespace with loopback only.
-func NoNetwork() Network { return Network{Mode: NetworkNone} }
-
-// HostNetwork shares the caller's network (the report says so).
-func HostNetwork() Network { return Network{Mode: NetworkHost} }
-
-// AllowDomains lets the sandbox reach only the given domains. This version
-// does not implement the allowlist yet: New refuses it with an error saying
-// so, never by falling back to another mode.
-func AllowDomains(domains ...string) Network {
-	return Network{Mode: NetworkAllowlist, Allow: slices.Clone(domains)}
-}
-
-func (n Network) mode() NetworkMode {
-	if n.Mode == "" {
-		return NetworkNone
-	}
-	return n.Mode
-}
-
 // SeccompProfile selects the sandbox's system call filter: a named profile
 // or a custom one.
 type SeccompProfile struct {
@@ -366,11 +323,13 @@ func (o *Options) Validate() error {
 	}
 	switch o.Network.mode() {
 	case NetworkNone, NetworkHost:
-		if len(o.Network.Allow)+len(o.Network.Deny) > 0 {
-			add(fieldError("network", "allow and deny rules need mode allowlist"))
+		if n := o.Network; len(n.Allow)+len(n.Deny)+len(n.Hosts) > 0 || n.AllowPrivateTargets {
+			add(fieldError("network", "allow, deny, hosts and allowPrivateTargets need mode allowlist"))
 		}
 	case NetworkAllowlist:
-		add(fieldError("network.mode", "allowlist is not supported by this version of nanobox-runc: use none (the default) or host"))
+		if _, err := compileNetwork(o.Network); err != nil {
+			add(err)
+		}
 	default:
 		add(fieldError("network.mode", "unknown mode %q: use none, host or allowlist", o.Network.Mode))
 	}
@@ -396,8 +355,11 @@ func (o *Options) Validate() error {
 		if o.Rootfs != "" {
 			add(fieldError("rootfs", "needs namespaces (a mount namespace): drop namespaces.none"))
 		}
-		if o.Network.mode() == NetworkNone {
+		switch o.Network.mode() {
+		case NetworkNone:
 			add(fieldError("network", "none needs a network namespace: with namespaces.none use network host"))
+		case NetworkAllowlist:
+			add(fieldError("network", "allowlist needs a network namespace: drop namespaces.none"))
 		}
 	}
 	if o.StateRoot != "" && !filepath.IsAbs(o.StateRoot) {

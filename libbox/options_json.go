@@ -103,7 +103,7 @@ func (o Options) MarshalJSON() ([]byte, error) {
 			OpenFiles: l.OpenFiles, FileSize: l.FileSize, Output: l.Output,
 		}
 	}
-	if n := o.Network; n.Mode != "" || len(n.Allow)+len(n.Deny) > 0 {
+	if n := o.Network; n.Mode != "" || len(n.Allow)+len(n.Deny)+len(n.Hosts) > 0 || n.AllowPrivateTargets {
 		w.Network = &n
 	}
 	if o.Seccomp != (SeccompProfile{}) {

@@ -119,7 +119,7 @@ func TestOptionsValidate(t *testing.T) {
 		{Options{Limits: Limits{CPUs: -1}}, "limits.cpus"},
 		{Options{Limits: Limits{WallTime: -time.Second}}, "limits.wallTime"},
 		{Options{AllowDegraded: []LimitName{"swap"}}, "allowDegraded[0]: unknown limit \"swap\""},
-		{Options{Network: AllowDomains("example.com")}, "network.mode: allowlist is not supported by this version"},
+		{Options{Network: AllowDomains("10.0.0.1")}, "network.allow[0]: rule \"10.0.0.1\": rules name domains"},
 		{Options{Network: Network{Mode: "bridge"}}, "unknown mode \"bridge\""},
 		{Options{Network: Network{Allow: []string{"x"}}}, "need mode allowlist"},
 		{Options{Seccomp: SeccompProfile{Name: "loose"}}, "unknown profile \"loose\""},

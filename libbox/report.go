@@ -138,6 +138,10 @@ type Report struct {
 	OutputBytes     int64 `json:"outputBytes,omitempty"`
 	OutputTruncated bool  `json:"outputTruncated,omitempty"`
 
+	// Network is what the network allowlist let through and refused
+	// (allowlist mode only).
+	Network *NetworkReport `json:"network,omitempty"`
+
 	// Limits has one entry per limit asked for.
 	Limits    map[LimitName]LimitReport `json:"limits,omitempty"`
 	Isolation Isolation                 `json:"isolation"`

@@ -145,6 +145,7 @@ func (s *Sandbox) containerConfig(args []string) *Config {
 		Landlock:          o.Landlock,
 		Resources:         s.plan.resources,
 		Annotations:       map[string]string{},
+		Network:           s.networkConfig(),
 	}
 	if cfg.Hostname == "" {
 		cfg.Hostname = defaultHostname
@@ -171,7 +172,11 @@ func (s *Sandbox) containerConfig(args []string) *Config {
 		}
 		cfg.MaskedPaths = append(cfg.MaskedPaths, s.layout.secrets...)
 	default:
-		cfg.Rootfs = s.rt.Root
+		// An empty directory of the state root, shared by every sandbox:
+		// the tmpfs covers it (in the sandbox's mount namespace only), and
+		// not the state directories, whose files a sandbox may bind (a
+		// network allowlist's resolv.conf).
+		cfg.Rootfs = filepath.Join(s.rt.Root, sandboxRootDir)
 		cfg.RootfsTmpfs = &TmpfsRoot{Symlinks: s.layout.symlinks}
 		for _, d := range s.layout.binds {
 			cfg.Mounts = append(cfg.Mounts, roBind(d, d))

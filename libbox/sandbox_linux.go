@@ -62,6 +62,9 @@ type Sandbox struct {
 	liveMu sync.Mutex
 	live   *session
 	final  *Report
+	// net is the allowlist's state (sandbox_network_linux.go), nil in
+	// the other modes.
+	net *sandboxNet
 }
 
 // Result is what a Run returns: the program's output, its exit status and
@@ -209,6 +212,9 @@ func prepare(opts Options, forSpec bool) (*Sandbox, error) {
 		s.landlock = rep.Status
 	}
 
+	if err := s.initNetwork(); err != nil {
+		return nil, err
+	}
 	s.cgroup = probeCgroup(rootless)
 	var err error
 	if s.plan, err = planLimits(o, rootless, s.cgroup, forSpec); err != nil {
@@ -224,6 +230,7 @@ func (s *Sandbox) Options() Options {
 	o.Tmpfs = slices.Clone(o.Tmpfs)
 	o.Env = slices.Clone(o.Env)
 	o.AllowDegraded = slices.Clone(o.AllowDegraded)
+	o.Network = s.network()
 	return o
 }
 
@@ -244,8 +251,19 @@ func ensureStateRoot(root string) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Uid != uint32(os.Geteuid()) || st.Mode&0o022 != 0 {
 		return fmt.Errorf("sandbox: state root %s must be a directory owned by uid %d and writable only by it: remove it, or set stateRoot elsewhere", root, os.Geteuid())
 	}
+	mnt := filepath.Join(root, sandboxRootDir)
+	if err := os.Mkdir(mnt, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("sandbox: create %s: %w", mnt, err)
+	}
+	if err := unix.Lstat(mnt, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return fmt.Errorf("sandbox: %s must be a directory: remove it", mnt)
+	}
 	return nil
 }
+
+// sandboxRootDir, in the state root, is where a sandbox's root tmpfs is
+// mounted in its own mount namespace (it stays empty on the host).
+const sandboxRootDir = ".root"
 
 // sweep removes the sandboxes of programs that died without tearing them
 // down (killed while a Run was in progress): their init died with them
@@ -474,6 +492,8 @@ type instance struct {
 	// init, and how to kill it and what it started.
 	execPid int
 	killFn  func()
+	// net is the network allowlist's relay, nil in the other modes.
+	net *instanceNet
 }
 
 // pid is the process supervise waits for: init, or an exec'd process.
@@ -504,7 +524,7 @@ func (s *Sandbox) create(args []string, rio *runIO) (in *instance, retErr error)
 	cfg := s.containerConfig(args)
 	cfg.Annotations[sandboxOwnerAnnotation] = s.owner
 
-	opts := CreateOpts{Stdin: rio.stdin, Stdout: rio.stdoutFile, Stderr: rio.stderrFile, ControllingTTY: rio.controllingTTY}
+	opts := CreateOpts{Stdin: rio.stdin, Stdout: rio.stdoutFile, Stderr: rio.stderrFile, ControllingTTY: rio.controllingTTY, netInProcess: s.net != nil}
 	if rio.term != nil {
 		rows, cols := rio.term.Size()
 		cfg.Process.Terminal = true
@@ -565,11 +585,19 @@ func (s *Sandbox) create(args []string, rio *runIO) (in *instance, retErr error)
 	}
 	in.ctr = ctr
 	if in.pidfd, err = ctr.pidfd(); err != nil {
+		ctr.net.close()
 		_ = ctr.Delete(true)
 		in.ctr = nil
 		return in, fmt.Errorf("create sandbox: %w", err)
 	}
 	in.cg = ctr.cgroup()
+	if err := in.startNetwork(); err != nil {
+		_ = ctr.Delete(true)
+		in.ctr = nil
+		unix.Close(in.pidfd)
+		in.pidfd = -1
+		return in, err
+	}
 	return in, nil
 }
 
@@ -701,6 +729,7 @@ func (in *instance) collect(e exitInfo, out *outputCap) *Report {
 		rep.ExitCode = ExitSetupError
 		return rep
 	}
+	rep.Network = in.networkReport()
 	rep.WallTime = e.end.Sub(in.started)
 	ru := cpuSample{user: time.Duration(e.ru.Utime.Nano()), system: time.Duration(e.ru.Stime.Nano()), ok: true}
 	prog := ru.minus(in.initCPU).rescale(max(ru.total()-in.initCPU.total(), 0))
@@ -851,6 +880,7 @@ func (in *instance) destroy() error {
 			}
 		}
 	}
+	in.stopNetwork()
 	if in.pidfd >= 0 {
 		unix.Close(in.pidfd)
 		in.pidfd = -1

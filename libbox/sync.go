@@ -22,13 +22,19 @@ package libbox
 //	init    seccomp-fd    -, then a 1-byte        the seccomp notify fd, for the parent to
 //	                      packet with the fd      hand to listenerPath (no reply;
 //	                      (SCM_RIGHTS)            seccomp_linux.go)
+//	init    net-fds       netFdsMsg, then a       a network allowlist's listening sockets and
+//	                      packet with the fds     namespace files (no reply; network_linux.go)
+//	parent  net-listen    netFdsMsg               (the listener helper, instead of config)
+//	                                              listen on these ports; the helper answers
+//	                                              net-fds and exits
 //	init    ready         -                       set-up complete; init now waits on the
 //	                                              exec fifo for `start`
 //	init    error         Error text, ErrorKind   set-up failed; init exits
 //	parent  error         Error text              the parent failed (hooks); init exits
 //
-// The only descriptor that crosses this socket is the seccomp notify fd;
-// init sends the pty master straight to the console socket it was given.
+// The descriptors that cross this socket are the seccomp notify fd and a
+// network allowlist's; init sends the pty master straight to the console
+// socket it was given.
 
 import (
 	"encoding/json"
@@ -49,6 +55,8 @@ const (
 	syncHooks     syncType = "hooks"
 	syncHooksDone syncType = "hooks-done"
 	syncSeccompFd syncType = "seccomp-fd"
+	syncNetFds    syncType = "net-fds"
+	syncNetListen syncType = "net-listen"
 	syncReady     syncType = "ready"
 	syncError     syncType = "error"
 )
@@ -65,6 +73,7 @@ type syncMsg struct {
 	ErrorKind string      `json:"errorKind,omitempty"`
 	Config    *initConfig `json:"config,omitempty"`
 	Exec      *execConfig `json:"exec,omitempty"`
+	Net       *netFdsMsg  `json:"net,omitempty"`
 }
 
 // initConfig is what the parent sends init after the namespaces exist.
