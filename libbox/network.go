@@ -64,6 +64,23 @@ type Network struct {
 	OnDenied func(Denial) `json:"-"`
 }
 
+// Validate checks the policy's form: the mode, and in allowlist mode every
+// rule and hosts entry. Errors name the field by its JSON path.
+func (n Network) Validate() error {
+	switch n.mode() {
+	case NetworkNone, NetworkHost:
+		if len(n.Allow)+len(n.Deny)+len(n.Hosts) > 0 || n.AllowPrivateTargets {
+			return fieldError("network", "allow, deny, hosts and allowPrivateTargets need mode allowlist")
+		}
+	case NetworkAllowlist:
+		_, err := compileNetwork(n)
+		return err
+	default:
+		return fieldError("network.mode", "unknown mode %q: use none, host or allowlist", n.Mode)
+	}
+	return nil
+}
+
 // NoNetwork is a private network namespace with loopback only.
 func NoNetwork() Network { return Network{Mode: NetworkNone} }
 

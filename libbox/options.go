@@ -321,18 +321,7 @@ func (o *Options) Validate() error {
 			add(fieldError(fmt.Sprintf("allowDegraded[%d]", i), "%v", err))
 		}
 	}
-	switch o.Network.mode() {
-	case NetworkNone, NetworkHost:
-		if n := o.Network; len(n.Allow)+len(n.Deny)+len(n.Hosts) > 0 || n.AllowPrivateTargets {
-			add(fieldError("network", "allow, deny, hosts and allowPrivateTargets need mode allowlist"))
-		}
-	case NetworkAllowlist:
-		if _, err := compileNetwork(o.Network); err != nil {
-			add(err)
-		}
-	default:
-		add(fieldError("network.mode", "unknown mode %q: use none, host or allowlist", o.Network.Mode))
-	}
+	add(o.Network.Validate())
 	switch p := o.Seccomp; {
 	case p.Custom != nil && p.Name != "":
 		add(fieldError("seccomp", "give a profile name or a custom filter, not both"))

@@ -168,6 +168,16 @@ func ToSpec(cfg *libbox.Config) (*specs.Spec, error) {
 		}
 		spec.Annotations[LandlockAnnotation] = string(b)
 	}
+	if cfg.Network != nil {
+		b, err := json.Marshal(cfg.Network)
+		if err != nil {
+			return nil, err
+		}
+		if spec.Annotations == nil {
+			spec.Annotations = map[string]string{}
+		}
+		spec.Annotations[NetworkAnnotation] = string(b)
+	}
 	return spec, nil
 }
 

@@ -194,6 +194,16 @@ func FromSpec(spec *specs.Spec, opts Options) (*libbox.Config, error) {
 	if c.Landlock, err = convertLandlock(spec.Annotations, warnf); err != nil {
 		return nil, err
 	}
+	if c.Network, err = convertNetwork(spec.Annotations); err != nil {
+		return nil, err
+	}
+	if c.Network != nil {
+		if ns, ok := c.NamespaceOf(libbox.NEWNET); !ok {
+			return nil, fmt.Errorf("annotations[%s]: a network allowlist needs a network namespace: add {\"type\": \"network\"} to linux.namespaces", NetworkAnnotation)
+		} else if ns.Path != "" {
+			warnf("annotations[%s]: the container joins the network namespace %s: it must have loopback only, or create fails", NetworkAnnotation, ns.Path)
+		}
+	}
 	return c, nil
 }
 
