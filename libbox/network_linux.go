@@ -114,6 +114,17 @@ func withNetworkFiles(dir string, cfg *Config) (*Config, error) {
 	}
 	c := *cfg
 	c.Mounts = slices.Clone(cfg.Mounts)
+	if c.RootfsTmpfs != nil {
+		// A tmpfs root mounted on a directory above dir (a sandbox's is
+		// the state root) would hide these files from init: it goes on an
+		// empty directory of the container's own instead.
+		if rel, err := filepath.Rel(c.Rootfs, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			c.Rootfs = filepath.Join(dir, "rootfs")
+			if err := os.Mkdir(c.Rootfs, 0o755); err != nil {
+				return nil, fmt.Errorf("network allowlist: %w", err)
+			}
+		}
+	}
 	for _, f := range files {
 		path := filepath.Join(dir, f.name)
 		if err := writeNewFile(path, []byte(f.data), 0o644); err != nil {

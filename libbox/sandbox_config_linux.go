@@ -172,11 +172,7 @@ func (s *Sandbox) containerConfig(args []string) *Config {
 		}
 		cfg.MaskedPaths = append(cfg.MaskedPaths, s.layout.secrets...)
 	default:
-		// An empty directory of the state root, shared by every sandbox:
-		// the tmpfs covers it (in the sandbox's mount namespace only), and
-		// not the state directories, whose files a sandbox may bind (a
-		// network allowlist's resolv.conf).
-		cfg.Rootfs = filepath.Join(s.rt.Root, sandboxRootDir)
+		cfg.Rootfs = s.rt.Root
 		cfg.RootfsTmpfs = &TmpfsRoot{Symlinks: s.layout.symlinks}
 		for _, d := range s.layout.binds {
 			cfg.Mounts = append(cfg.Mounts, roBind(d, d))

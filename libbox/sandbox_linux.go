@@ -251,19 +251,8 @@ func ensureStateRoot(root string) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Uid != uint32(os.Geteuid()) || st.Mode&0o022 != 0 {
 		return fmt.Errorf("sandbox: state root %s must be a directory owned by uid %d and writable only by it: remove it, or set stateRoot elsewhere", root, os.Geteuid())
 	}
-	mnt := filepath.Join(root, sandboxRootDir)
-	if err := os.Mkdir(mnt, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("sandbox: create %s: %w", mnt, err)
-	}
-	if err := unix.Lstat(mnt, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return fmt.Errorf("sandbox: %s must be a directory: remove it", mnt)
-	}
 	return nil
 }
-
-// sandboxRootDir, in the state root, is where a sandbox's root tmpfs is
-// mounted in its own mount namespace (it stays empty on the host).
-const sandboxRootDir = ".root"
 
 // sweep removes the sandboxes of programs that died without tearing them
 // down (killed while a Run was in progress): their init died with them

@@ -259,7 +259,7 @@ assert_sandbox_clean() {
 	[[ $status -eq 0 && "$sb_out" -ge 1 ]]
 	[[ "$sb_out" == "$(tail -n +3 /proc/net/dev | wc -l)" ]] || fail "host interfaces: $sb_out"
 	sb --network bridge -- true
-	[[ $status -eq 125 && "$sb_err" == *"use none or host"* ]]
+	[[ $status -eq 125 && "$sb_err" == *"use none, host or allowlist"* ]]
 }
 
 @test "sandbox: seccomp strict, and a profile file" {
