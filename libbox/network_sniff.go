@@ -143,7 +143,7 @@ var errShortHello = errors.New("truncated ClientHello")
 // clientHelloSNI parses a handshake message (RFC 8446 4.1.2) and returns
 // the host_name of its server_name extension (RFC 6066 3).
 func clientHelloSNI(h []byte) (string, error) {
-	r := reader(h)
+	r := tlsReader(h)
 	typ, ok := r.u8()
 	if !ok || typ != 1 {
 		return "", errors.New("not a ClientHello")
@@ -160,33 +160,33 @@ func clientHelloSNI(h []byte) (string, error) {
 	} else {
 		r = r[:length]
 	}
-	var body reader
+	var body tlsReader
 	if !r.skip(2+32) || !r.vec8(&body) || !r.vec16(&body) || !r.vec8(&body) {
 		return "", errShortHello
 	}
 	if len(r) == 0 {
 		return "", nil // no extensions
 	}
-	var exts reader
+	var exts tlsReader
 	if !r.vec16(&exts) {
 		return "", errShortHello
 	}
 	for len(exts) > 0 {
 		typ, ok1 := exts.u16()
-		var data reader
+		var data tlsReader
 		if !ok1 || !exts.vec16(&data) {
 			return "", errors.New("malformed TLS extension")
 		}
 		if typ != 0 {
 			continue
 		}
-		var list reader
+		var list tlsReader
 		if !data.vec16(&list) {
 			return "", errors.New("malformed server_name extension")
 		}
 		for len(list) > 0 {
 			kind, ok := list.u8()
-			var name reader
+			var name tlsReader
 			if !ok || !list.vec16(&name) {
 				return "", errors.New("malformed server_name extension")
 			}
@@ -202,10 +202,10 @@ func clientHelloSNI(h []byte) (string, error) {
 	return "", nil
 }
 
-// reader is a cursor over TLS wire data.
-type reader []byte
+// tlsReader is a cursor over TLS wire data.
+type tlsReader []byte
 
-func (r *reader) u8() (uint8, bool) {
+func (r *tlsReader) u8() (uint8, bool) {
 	if len(*r) < 1 {
 		return 0, false
 	}
@@ -214,7 +214,7 @@ func (r *reader) u8() (uint8, bool) {
 	return v, true
 }
 
-func (r *reader) u16() (uint16, bool) {
+func (r *tlsReader) u16() (uint16, bool) {
 	if len(*r) < 2 {
 		return 0, false
 	}
@@ -223,7 +223,7 @@ func (r *reader) u16() (uint16, bool) {
 	return v, true
 }
 
-func (r *reader) u24() (uint32, bool) {
+func (r *tlsReader) u24() (uint32, bool) {
 	if len(*r) < 3 {
 		return 0, false
 	}
@@ -232,7 +232,7 @@ func (r *reader) u24() (uint32, bool) {
 	return v, true
 }
 
-func (r *reader) skip(n int) bool {
+func (r *tlsReader) skip(n int) bool {
 	if len(*r) < n {
 		return false
 	}
@@ -240,7 +240,7 @@ func (r *reader) skip(n int) bool {
 	return true
 }
 
-func (r *reader) vec8(out *reader) bool {
+func (r *tlsReader) vec8(out *tlsReader) bool {
 	n, ok := r.u8()
 	if !ok || len(*r) < int(n) {
 		return false
@@ -250,7 +250,7 @@ func (r *reader) vec8(out *reader) bool {
 	return true
 }
 
-func (r *reader) vec16(out *reader) bool {
+func (r *tlsReader) vec16(out *tlsReader) bool {
 	n, ok := r.u16()
 	if !ok || len(*r) < int(n) {
 		return false
