@@ -42,6 +42,8 @@ func Init() error {
 		if err = initNetListen(sock, m.Net); err == nil {
 			return nil
 		}
+	case syncMountOp:
+		err = initMountOp(sock, m.MountOp)
 	default:
 		err = fmt.Errorf("init: unexpected first message %q", m.Type)
 	}

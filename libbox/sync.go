@@ -31,6 +31,14 @@ package libbox
 //	                                              exec fifo for `start`
 //	init    error         Error text, ErrorKind   set-up failed; init exits
 //	parent  error         Error text              the parent failed (hooks); init exits
+//	parent  mount-op      mountOp                 (a mount helper, instead of config:
+//	                                              livemount_linux.go) an operation on
+//	                                              the container's mounts; "attach" is
+//	                                              followed by a 1-byte packet with the
+//	                                              mount tree (SCM_RIGHTS)
+//	helper  mount-done    mountReply              done; "open-tree" is followed by a
+//	                                              1-byte packet with the tree; the
+//	                                              helper exits (or: error)
 //
 // The descriptors that cross this socket are the seccomp notify fd and a
 // network allowlist's; init sends the pty master straight to the console
@@ -59,6 +67,8 @@ const (
 	syncNetListen syncType = "net-listen"
 	syncReady     syncType = "ready"
 	syncError     syncType = "error"
+	syncMountOp   syncType = "mount-op"
+	syncMountDone syncType = "mount-done"
 )
 
 // maxSyncMsg is the socket buffer asked for; the kernel caps it at
@@ -74,6 +84,8 @@ type syncMsg struct {
 	Config    *initConfig `json:"config,omitempty"`
 	Exec      *execConfig `json:"exec,omitempty"`
 	Net       *netFdsMsg  `json:"net,omitempty"`
+	MountOp   *mountOp    `json:"mountOp,omitempty"`
+	MountDone *mountReply `json:"mountDone,omitempty"`
 }
 
 // initConfig is what the parent sends init after the namespaces exist.

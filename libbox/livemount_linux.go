@@ -1,0 +1,783 @@
+package libbox
+
+// Mounts added to a running container (a persistent sandbox, or any OCI
+// container): `nanobox-runc mount`, Sandbox.Mount. With the new mount API:
+//
+//  1. the source is cloned as a detached mount tree (open_tree
+//     OPEN_TREE_CLONE|AT_RECURSIVE) and its attributes set on the whole
+//     tree (mount_setattr: nosuid, nodev, and read-only when asked or when
+//     the source is on a read-only mount). As root this happens in the
+//     runtime itself, in the host's mount namespace. A rootless runtime has
+//     no CAP_SYS_ADMIN there: a helper joins the container's user namespace
+//     and makes a mount namespace of its own, a copy of the host's owned by
+//     that user namespace, and clones the tree in it. The kernel then locks
+//     what came from the more privileged namespace (MNT_LOCKED): the
+//     submounts of the source cannot be unmounted to reveal what they
+//     cover (which is why the tree is always recursive: a non-recursive
+//     clone of a source with locked submounts is refused), and the flags
+//     of the source's own mounts (read-only, nosuid, nodev, noexec) can
+//     never be cleared, by the container or by a remount.
+//  2. a helper that joined the container's user and mount namespaces (the
+//     nsenter stage, before the Go runtime: the one spawn path) gets the
+//     tree over its sync socket and resolves the destination inside the
+//     container's root: the parent directory with openat2
+//     RESOLVE_IN_ROOT (symlinks and ".." stay inside the root), missing
+//     directories made one by one (refused with a clear error on a
+//     read-only root), the last component never a symlink; then
+//     move_mount onto that open file, so a swap of the path while this
+//     runs cannot move the mount anywhere else.
+//  3. what was added is recorded in the container's state directory
+//     (mounts.json, written atomically under the container's lock), with
+//     the kernel's id of the mount: umount and remount act only on a
+//     mount that was added and is still the one at its destination, never
+//     on one the container made itself.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox/nsenter"
+)
+
+// LiveMount is a mount added to a running container.
+type LiveMount struct {
+	// Source is the host path mounted.
+	Source string `json:"source"`
+	// Target is where it is mounted, inside the container (the path as
+	// resolved there).
+	Target string `json:"target"`
+	// ReadOnly is the mount's state: asked for, or forced by a source on
+	// a read-only mount.
+	ReadOnly bool `json:"readOnly"`
+	// SourceReadOnly: the source is on a read-only mount or filesystem,
+	// so the mount can never be made writable.
+	SourceReadOnly bool `json:"sourceReadOnly,omitempty"`
+	// MountID is the kernel's id of the mount in the container (the
+	// unique id of statx STATX_MNT_ID_UNIQUE where the kernel has it).
+	MountID uint64 `json:"mountId"`
+	// Added is when it was added.
+	Added time.Time `json:"added"`
+}
+
+// liveMountsFile, in the state directory, lists the LiveMounts.
+const liveMountsFile = "mounts.json"
+
+// Errors of the live mounts.
+var (
+	// ErrNotAdded: the destination holds no mount that AddMount added.
+	ErrNotAdded = errors.New("has no mount added by nanobox-runc")
+)
+
+// mountOp is what the parent asks a mount helper to do.
+type mountOp struct {
+	// Op is "open-tree" (clone Source, rootless), "attach" (the tree
+	// sent after this message, at Target), "remount" or "umount" (the
+	// mount MountID at Target).
+	Op       string `json:"op"`
+	Source   string `json:"source,omitempty"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"readOnly,omitempty"`
+	// Dir: the source is a directory (the target must be one).
+	Dir     bool   `json:"dir,omitempty"`
+	MountID uint64 `json:"mountId,omitempty"`
+}
+
+// mountReply is the helper's answer.
+type mountReply struct {
+	MountID uint64 `json:"mountId,omitempty"`
+	Target  string `json:"target,omitempty"`
+}
+
+// Mounts lists the mounts added to the container, in the order added.
+func (c *Container) Mounts() ([]LiveMount, error) {
+	lock, err := c.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	return readLiveMounts(c.dir)
+}
+
+func readLiveMounts(dir string) ([]LiveMount, error) {
+	b, err := os.ReadFile(filepath.Join(dir, liveMountsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return []LiveMount{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", liveMountsFile, err)
+	}
+	var ms []LiveMount
+	if err := json.Unmarshal(b, &ms); err != nil {
+		return nil, fmt.Errorf("read %s: %w", liveMountsFile, err)
+	}
+	return ms, nil
+}
+
+// writeLiveMounts stores the list as writeState stores state.json: a temp
+// file, fsynced, renamed.
+func writeLiveMounts(dir string, ms []LiveMount) error {
+	b, err := json.Marshal(ms)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", liveMountsFile, err)
+	}
+	f, err := os.CreateTemp(dir, ".mounts-*.json")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", liveMountsFile, err)
+	}
+	tmp := f.Name()
+	if _, err = f.Write(b); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, liveMountsFile))
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", liveMountsFile, err)
+	}
+	return syncDir(dir)
+}
+
+// checkLiveTarget checks a destination's form.
+func checkLiveTarget(target string) (string, error) {
+	if target == "" || !filepath.IsAbs(target) || strings.IndexByte(target, 0) >= 0 {
+		return "", fmt.Errorf("destination %q must be an absolute path inside the container", target)
+	}
+	// Lexically: "/a/../../etc" is "/etc", inside the root.
+	clean := filepath.Clean(target)
+	if clean == "/" {
+		return "", errors.New("destination / : a mount cannot replace the container's root")
+	}
+	return clean, nil
+}
+
+// AddMount mounts b.Source (a host path) at b.Target inside the running
+// container, read-only when b.ReadOnly is set or the source is on a
+// read-only mount, always nosuid and nodev; see the top of the file.
+func (c *Container) AddMount(b Bind) (*LiveMount, error) {
+	target, err := checkLiveTarget(b.Target)
+	if err != nil {
+		return nil, fmt.Errorf("mount: %w", err)
+	}
+	if b.Source == "" {
+		return nil, errors.New("mount: no source given")
+	}
+	src, err := filepath.Abs(b.Source)
+	if err != nil {
+		return nil, fmt.Errorf("mount: source: %w", err)
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return nil, fmt.Errorf("mount: source: %w", err)
+	}
+	var sfs unix.Statfs_t
+	if err := unix.Statfs(src, &sfs); err != nil {
+		return nil, fmt.Errorf("mount: source %s: %w", src, err)
+	}
+	lock, err := c.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	if st := c.Status(); st == Stopped {
+		return nil, fmt.Errorf("mount: container %s %w", c.st.ID, ErrNotRunning)
+	}
+	list, err := readLiveMounts(c.dir)
+	if err != nil {
+		return nil, err
+	}
+	if slices.ContainsFunc(list, func(m LiveMount) bool { return m.Target == target }) {
+		return nil, fmt.Errorf("mount: %s %w: a mount was added there already: umount it first", target, ErrExist)
+	}
+	m := LiveMount{Source: src, Target: target, SourceReadOnly: sfs.Flags&unix.ST_RDONLY != 0}
+	m.ReadOnly = b.ReadOnly || m.SourceReadOnly
+
+	var tree *os.File
+	if c.rt.Rootless {
+		tree, err = c.openTreeInUserNS(src, m.ReadOnly)
+	} else {
+		tree, err = openLiveTree(src, m.ReadOnly)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", src, err)
+	}
+	defer tree.Close()
+	reply, err := c.mountHelper(mountOp{Op: "attach", Target: target, Dir: fi.IsDir()}, tree)
+	if err != nil {
+		return nil, fmt.Errorf("mount %s at %s: %w", src, target, err)
+	}
+	m.Target, m.MountID, m.Added = reply.Target, reply.MountID, time.Now().UTC()
+	if err := writeLiveMounts(c.dir, append(list, m)); err != nil {
+		// The mount is there but not recorded: take it away again.
+		_, _ = c.mountHelper(mountOp{Op: "umount", Target: m.Target, MountID: m.MountID}, nil)
+		return nil, err
+	}
+	return &m, nil
+}
+
+// findLiveMount finds the mount added at target.
+func findLiveMount(list []LiveMount, id, target string) (int, error) {
+	t, err := checkLiveTarget(target)
+	if err != nil {
+		return -1, err
+	}
+	i := slices.IndexFunc(list, func(m LiveMount) bool { return m.Target == t })
+	if i < 0 {
+		return -1, fmt.Errorf("%s %w (it is the container's own, or nothing is mounted there; nanobox-runc mounts %s lists what was added)", t, ErrNotAdded, id)
+	}
+	return i, nil
+}
+
+// RemountMount makes the mount added at target read-only or writable. A
+// mount whose source is on a read-only mount cannot be made writable.
+func (c *Container) RemountMount(target string, readOnly bool) error {
+	lock, err := c.lock()
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	list, err := readLiveMounts(c.dir)
+	if err != nil {
+		return err
+	}
+	i, err := findLiveMount(list, c.st.ID, target)
+	if err != nil {
+		return fmt.Errorf("remount: %w", err)
+	}
+	m := &list[i]
+	if !readOnly && m.SourceReadOnly {
+		return fmt.Errorf("remount %s read-write: its source %s is on a read-only mount, which a mount of it cannot leave", m.Target, m.Source)
+	}
+	if m.ReadOnly == readOnly {
+		return nil
+	}
+	if _, err := c.mountHelper(mountOp{Op: "remount", Target: m.Target, MountID: m.MountID, ReadOnly: readOnly}, nil); err != nil {
+		return fmt.Errorf("remount %s: %w", m.Target, err)
+	}
+	m.ReadOnly = readOnly
+	return writeLiveMounts(c.dir, list)
+}
+
+// RemoveMount unmounts the mount added at target. Only a mount AddMount
+// added, and still the one at its destination, can be removed.
+func (c *Container) RemoveMount(target string) error {
+	lock, err := c.lock()
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	list, err := readLiveMounts(c.dir)
+	if err != nil {
+		return err
+	}
+	i, err := findLiveMount(list, c.st.ID, target)
+	if err != nil {
+		return fmt.Errorf("umount: %w", err)
+	}
+	m := list[i]
+	if _, err := c.mountHelper(mountOp{Op: "umount", Target: m.Target, MountID: m.MountID}, nil); err != nil {
+		return fmt.Errorf("umount %s: %w", m.Target, err)
+	}
+	return writeLiveMounts(c.dir, slices.Delete(list, i, i+1))
+}
+
+// openLiveTree clones src as a detached tree with the live mount attributes,
+// in this process's mount namespace (root).
+func openLiveTree(src string, readOnly bool) (*os.File, error) {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return nil, fmt.Errorf("open_tree: %w", err)
+	}
+	tree := os.NewFile(uintptr(fd), "mount tree "+src)
+	if err := setTreeAttrs(fd, readOnly); err != nil {
+		tree.Close()
+		return nil, err
+	}
+	return tree, nil
+}
+
+// setTreeAttrs sets nosuid, nodev and, when asked, read-only on a whole
+// detached tree.
+func setTreeAttrs(fd int, readOnly bool) error {
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	if readOnly {
+		attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
+	}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+		return fmt.Errorf("mount_setattr: %w", err)
+	}
+	return nil
+}
+
+// openTreeInUserNS clones src in a helper of a rootless runtime (see the
+// top of the file).
+func (c *Container) openTreeInUserNS(src string, readOnly bool) (*os.File, error) {
+	if _, ok := c.st.Config.NamespaceOf(NEWUSER); !ok {
+		return nil, errors.New("a rootless runtime can add mounts only to a container with a user namespace")
+	}
+	var tree *os.File
+	_, err := c.runMountHelper([]string{"user"}, unix.CLONE_NEWNS, mountOp{Op: "open-tree", Source: src, ReadOnly: readOnly}, nil, func(sock *syncSocket) error {
+		fd, err := recvFd(sock.f)
+		if err != nil {
+			return fmt.Errorf("receive the mount tree: %w", err)
+		}
+		tree = os.NewFile(uintptr(fd), "mount tree "+src)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tree, nil
+}
+
+// mountHelper runs op in a helper that joined the container's user (when
+// it has one) and mount namespaces; tree, when set, is passed to it.
+func (c *Container) mountHelper(op mountOp, tree *os.File) (*mountReply, error) {
+	kinds := []string{"mnt"}
+	if _, ok := c.st.Config.NamespaceOf(NEWUSER); ok {
+		kinds = []string{"user", "mnt"}
+	}
+	return c.runMountHelper(kinds, 0, op, tree, nil)
+}
+
+// runMountHelper starts a helper (the runtime's init stage) that joins the
+// container's namespaces of the given kinds and creates those of clone,
+// sends it op (and tree), and returns its reply; after collects what
+// follows the reply.
+func (c *Container) runMountHelper(kinds []string, clone uintptr, op mountOp, tree *os.File, after func(*syncSocket) error) (_ *mountReply, retErr error) {
+	// The namespaces are opened while a pidfd pins init (see Exec).
+	pidfd, err := c.pidfd()
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(pidfd)
+	all, err := c.openNamespaces()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, f := range all {
+			f.file.Close()
+		}
+	}()
+	if ps, err := readProcStat(c.st.InitPid); err != nil || ps.StartTime != c.st.InitStartTime {
+		return nil, fmt.Errorf("container %s %w", c.st.ID, ErrNotRunning)
+	}
+	exe, err := sealedSelfExe(c.st.Config)
+	if err != nil {
+		return nil, err
+	}
+	defer exe.Close()
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer devnull.Close()
+	sp := newSpawnSpec(devnull, devnull, devnull, nil)
+	for _, f := range all {
+		if slices.Contains(kinds, f.kind) {
+			sp.joins = append(sp.joins, nsenter.Join{Kind: f.kind, Path: "/proc/self/fd/" + strconv.Itoa(sp.add(f.file))})
+		}
+	}
+	sp.exe = exe
+	sp.clone = clone
+	child, err := sp.start()
+	if err != nil {
+		return nil, fmt.Errorf("mount helper: %w", err)
+	}
+	defer func() {
+		if retErr != nil {
+			child.abort()
+			return
+		}
+		child.reap()
+		var ws unix.WaitStatus
+		_, _ = unix.Wait4(child.pid, &ws, 0, nil)
+		child.pid = 0
+	}()
+	if err := child.sock.send(syncMsg{Type: syncMountOp, MountOp: &op}); err != nil {
+		return nil, err
+	}
+	if tree != nil {
+		if err := sendFd(child.sock, int(tree.Fd())); err != nil {
+			return nil, err
+		}
+		runtime.KeepAlive(tree)
+	}
+	var reply *mountReply
+	err = child.serve(func(m syncMsg) (bool, error) {
+		if m.Type != syncMountDone {
+			return false, fmt.Errorf("mount helper: unexpected message %q", m.Type)
+		}
+		reply = m.MountDone
+		if reply == nil {
+			reply = &mountReply{}
+		}
+		return true, nil
+	})
+	if errors.Is(err, errSyncEOF) {
+		return nil, errors.New("the mount helper exited without an answer")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if after != nil {
+		if err := after(child.sock); err != nil {
+			return nil, err
+		}
+	}
+	return reply, nil
+}
+
+// sendFd passes fd in a 1-byte packet.
+func sendFd(sock *syncSocket, fd int) error {
+	if err := unix.Sendmsg(int(sock.f.Fd()), []byte{0}, unix.UnixRights(fd), nil, 0); err != nil {
+		return fmt.Errorf("send descriptor: %w", err)
+	}
+	return nil
+}
+
+// initMountOp is the helper's side: it runs op and exits.
+func initMountOp(sock *syncSocket, op *mountOp) error {
+	if op == nil {
+		return errors.New("mount helper: no operation received")
+	}
+	var reply mountReply
+	tree := -1
+	var err error
+	switch op.Op {
+	case "open-tree":
+		var f *os.File
+		if f, err = openLiveTree(op.Source, op.ReadOnly); err == nil {
+			tree = int(f.Fd())
+		}
+	case "attach":
+		var fd int
+		if fd, err = recvFd(sock.f); err != nil {
+			return fmt.Errorf("receive the mount tree: %w", err)
+		}
+		reply, err = attachTree(fd, op)
+	case "remount":
+		err = remountLive(op)
+	case "umount":
+		err = umountLive(op)
+	default:
+		err = fmt.Errorf("mount helper: unknown operation %q", op.Op)
+	}
+	if err != nil {
+		return err
+	}
+	if err := sock.send(syncMsg{Type: syncMountDone, MountDone: &reply}); err != nil {
+		return err
+	}
+	if tree >= 0 {
+		if err := sendFd(sock, tree); err != nil {
+			return err
+		}
+	}
+	os.Exit(0)
+	return nil
+}
+
+// openAt2 is openat2 with O_CLOEXEC.
+func openAt2(dirfd int, path string, flags uint64, resolve uint64) (int, error) {
+	for {
+		fd, err := unix.Openat2(dirfd, path, &unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Resolve: resolve})
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
+			// EAGAIN: a rename raced with RESOLVE_IN_ROOT; try again.
+			continue
+		}
+		return fd, err
+	}
+}
+
+const inRoot = unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS
+
+// liveTarget is a destination resolved inside the container's root.
+type liveTarget struct {
+	parent int    // the directory holding it
+	base   string // its name there
+	path   string // the parent's path, as the kernel sees it from the root
+}
+
+func (t *liveTarget) close() { unix.Close(t.parent) }
+
+// resolveParent opens the parent directory of target inside the helper's
+// root (the container's, since it joined the mount namespace), making the
+// missing directories when create is set.
+func resolveParent(target string, create bool) (*liveTarget, error) {
+	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open the container's root: %w", err)
+	}
+	defer unix.Close(root)
+	dir, base := filepath.Split(target)
+	dir = filepath.Clean(dir)
+	comps := strings.Split(strings.TrimPrefix(dir, "/"), "/")
+	if dir == "/" {
+		comps = nil
+	}
+	parent := -1
+	for i := 0; i <= len(comps); i++ {
+		p := "/" + strings.Join(comps[:i], "/")
+		fd, err := openAt2(root, p, unix.O_PATH|unix.O_DIRECTORY, inRoot)
+		if errors.Is(err, unix.ENOENT) && create && i > 0 {
+			up, uerr := openAt2(root, "/"+strings.Join(comps[:i-1], "/"), unix.O_PATH|unix.O_DIRECTORY, inRoot)
+			if uerr != nil {
+				return nil, fmt.Errorf("open %s: %w", filepath.Dir(p), uerr)
+			}
+			merr := unix.Mkdirat(up, comps[i-1], 0o755)
+			unix.Close(up)
+			switch {
+			case errors.Is(merr, unix.EROFS):
+				return nil, fmt.Errorf("the directory %s does not exist, and the container's root is read-only: mount onto an existing directory (such as one under /tmp)", p)
+			case merr != nil && !errors.Is(merr, unix.EEXIST):
+				return nil, fmt.Errorf("create %s: %w", p, merr)
+			}
+			fd, err = openAt2(root, p, unix.O_PATH|unix.O_DIRECTORY, inRoot)
+		}
+		if err != nil {
+			if parent >= 0 {
+				unix.Close(parent)
+			}
+			return nil, fmt.Errorf("open %s: %w", p, err)
+		}
+		if parent >= 0 {
+			unix.Close(parent)
+		}
+		parent = fd
+	}
+	// Where the parent really is, symlinks resolved (inside the root).
+	if err := unix.Fchdir(parent); err != nil {
+		unix.Close(parent)
+		return nil, fmt.Errorf("enter %s: %w", dir, err)
+	}
+	wd, err := unix.Getwd()
+	if err != nil || !strings.HasPrefix(wd, "/") {
+		unix.Close(parent)
+		return nil, fmt.Errorf("%s resolves outside the container's root", dir)
+	}
+	return &liveTarget{parent: parent, base: base, path: wd}, nil
+}
+
+func (t *liveTarget) fullPath() string { return filepath.Join(t.path, t.base) }
+
+// openLast opens the target itself, which must not be a symlink.
+func (t *liveTarget) openLast() (int, error) {
+	// O_PATH|O_NOFOLLOW opens a symlink itself, even with
+	// RESOLVE_NO_SYMLINKS: it is told apart by its type.
+	fd, err := openAt2(t.parent, t.base, unix.O_PATH|unix.O_NOFOLLOW, unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_BENEATH)
+	if err != nil {
+		return -1, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		unix.Close(fd)
+		return -1, fmt.Errorf("%s is a symbolic link: give the path it points to", t.fullPath())
+	}
+	return fd, nil
+}
+
+// attachTree mounts the tree at op.Target (the helper's side of AddMount).
+func attachTree(tree int, op *mountOp) (mountReply, error) {
+	defer unix.Close(tree)
+	t, err := resolveParent(op.Target, true)
+	if err != nil {
+		return mountReply{}, err
+	}
+	defer t.close()
+	fd, err := t.openLast()
+	if errors.Is(err, unix.ENOENT) {
+		var cerr error
+		if op.Dir {
+			cerr = unix.Mkdirat(t.parent, t.base, 0o755)
+		} else {
+			var f int
+			if f, cerr = unix.Openat(t.parent, t.base, unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_WRONLY|unix.O_CLOEXEC, 0o644); cerr == nil {
+				unix.Close(f)
+			}
+		}
+		switch {
+		case errors.Is(cerr, unix.EROFS):
+			return mountReply{}, fmt.Errorf("%s does not exist, and the directory it would be in is read-only: mount onto an existing path (such as one under /tmp)", t.fullPath())
+		case cerr != nil && !errors.Is(cerr, unix.EEXIST):
+			return mountReply{}, fmt.Errorf("create %s: %w", t.fullPath(), cerr)
+		}
+		fd, err = t.openLast()
+	}
+	if err != nil {
+		return mountReply{}, fmt.Errorf("open %s: %w", t.fullPath(), err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return mountReply{}, fmt.Errorf("stat %s: %w", t.fullPath(), err)
+	}
+	if isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR; isDir != op.Dir {
+		kind := map[bool]string{true: "a directory", false: "a file"}
+		return mountReply{}, fmt.Errorf("%s is %s, the source %s", t.fullPath(), kind[isDir], kind[op.Dir])
+	}
+	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return mountReply{}, fmt.Errorf("move_mount onto %s: %w", t.fullPath(), err)
+	}
+	id, err := mountID(tree, "")
+	if err != nil {
+		return mountReply{}, err
+	}
+	return mountReply{MountID: id, Target: t.fullPath()}, nil
+}
+
+// mountID is the id of the mount at dirfd/path (the empty path: dirfd).
+func mountID(dirfd int, path string) (uint64, error) {
+	flags := unix.AT_SYMLINK_NOFOLLOW
+	if path == "" {
+		flags |= unix.AT_EMPTY_PATH
+	}
+	var stx unix.Statx_t
+	if err := unix.Statx(dirfd, path, flags, unix.STATX_MNT_ID_UNIQUE, &stx); err == nil && stx.Mask&unix.STATX_MNT_ID_UNIQUE != 0 {
+		return stx.Mnt_id, nil
+	}
+	// Before Linux 6.8: the (reusable) mount id.
+	if err := unix.Statx(dirfd, path, flags, unix.STATX_MNT_ID, &stx); err != nil {
+		return 0, fmt.Errorf("statx: %w", err)
+	}
+	if stx.Mask&unix.STATX_MNT_ID == 0 {
+		return 0, errors.New("statx: this kernel gives no mount ids (Linux 5.8 or later is needed)")
+	}
+	return stx.Mnt_id, nil
+}
+
+// openAdded opens the mount added at op.Target, checking that it is still
+// the one (op.MountID): the container may have mounted over it, or removed
+// it.
+func openAdded(op *mountOp) (*liveTarget, int, error) {
+	t, err := resolveParent(op.Target, false)
+	if err != nil {
+		return nil, -1, err
+	}
+	fd, err := t.openLast()
+	if err != nil {
+		t.close()
+		return nil, -1, fmt.Errorf("open %s: %w", op.Target, err)
+	}
+	id, err := mountID(fd, "")
+	if err == nil && (id != op.MountID || t.fullPath() != op.Target) {
+		err = fmt.Errorf("the mount at %s is no longer the one nanobox-runc added (the container mounted over it, moved it, or removed it)", op.Target)
+	}
+	if err != nil {
+		unix.Close(fd)
+		t.close()
+		return nil, -1, err
+	}
+	return t, fd, nil
+}
+
+func remountLive(op *mountOp) error {
+	t, fd, err := openAdded(op)
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	defer unix.Close(fd)
+	attr := unix.MountAttr{}
+	if op.ReadOnly {
+		attr.Attr_set = unix.MOUNT_ATTR_RDONLY
+	} else {
+		attr.Attr_clr = unix.MOUNT_ATTR_RDONLY
+	}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+		if errors.Is(err, unix.EPERM) && !op.ReadOnly {
+			return fmt.Errorf("mount_setattr: %w: part of the mount is read-only where it comes from, and stays so", err)
+		}
+		return fmt.Errorf("mount_setattr: %w", err)
+	}
+	return nil
+}
+
+func umountLive(op *mountOp) error {
+	t, fd, err := openAdded(op)
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	unix.Close(fd)
+	// One name in a directory that is open and entered: nothing in the
+	// path can be swapped any more.
+	if id, err := mountID(unix.AT_FDCWD, t.base); err != nil || id != op.MountID {
+		return fmt.Errorf("the mount at %s is no longer the one nanobox-runc added", op.Target)
+	}
+	if err := unix.Unmount(t.base, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil {
+		return fmt.Errorf("umount: %w", err)
+	}
+	return nil
+}
+
+// MountHandle is a mount added to a running persistent sandbox.
+type MountHandle struct {
+	ctr *Container
+	m   LiveMount
+}
+
+// Mount adds b to the running persistent sandbox (see Container.AddMount):
+// b.Source, a host path, at b.Target inside it, read-only when b.ReadOnly
+// is set or the source is on a read-only mount; always nosuid and nodev. A
+// missing target is created (a directory, or an empty file for a file),
+// inside the sandbox's writable mounts only: its root is read-only.
+func (s *Sandbox) Mount(b Bind) (*MountHandle, error) {
+	ses, err := s.session()
+	if err != nil {
+		return nil, fmt.Errorf("mount: %w", err)
+	}
+	m, err := ses.in.ctr.AddMount(b)
+	if err != nil {
+		return nil, err
+	}
+	return &MountHandle{ctr: ses.in.ctr, m: *m}, nil
+}
+
+// Mounts lists the mounts added to the running persistent sandbox.
+func (s *Sandbox) Mounts() ([]LiveMount, error) {
+	ses, err := s.session()
+	if err != nil {
+		return nil, fmt.Errorf("mounts: %w", err)
+	}
+	return ses.in.ctr.Mounts()
+}
+
+// Target is where the mount is, inside the sandbox.
+func (h *MountHandle) Target() string { return h.m.Target }
+
+// Info is the mount as added.
+func (h *MountHandle) Info() LiveMount { return h.m }
+
+// Remount makes the mount read-only or writable; a mount whose source is
+// on a read-only mount cannot be made writable.
+func (h *MountHandle) Remount(readOnly bool) error {
+	if err := h.ctr.RemountMount(h.m.Target, readOnly); err != nil {
+		return err
+	}
+	h.m.ReadOnly = readOnly
+	return nil
+}
+
+// Unmount removes the mount (lazily: a program that has a file open in it
+// keeps it until it closes the file).
+func (h *MountHandle) Unmount() error { return h.ctr.RemoveMount(h.m.Target) }
