@@ -22,8 +22,12 @@ var updateCommand = &cli.Command{
 	Description: `Either --resources, with the linux.resources object of the OCI runtime
 spec as JSON (podman passes a file, containerd "-" for stdin), or the
 flags. Only the settings given change; device rules cannot be updated.
-Sizes take a k, m, g or t suffix (powers of 1024); -1 lifts a limit.`,
-	Flags: []cli.Flag{
+Sizes take a k, m, g or t suffix (powers of 1024); -1 lifts a limit.
+
+--allow-net, --deny-net, --allow-private-targets and --add-host change the
+rules of a container's (or, with --root, a running sandbox's) network
+allowlist, for new connections; see docs/network.md.`,
+	Flags: append([]cli.Flag{
 		&cli.StringFlag{Name: "resources", Aliases: []string{"r"}, Usage: `file with linux.resources JSON, or "-" for stdin`},
 		&cli.StringFlag{Name: "memory", Usage: "memory limit in bytes (-1: unlimited)"},
 		&cli.StringFlag{Name: "memory-swap", Usage: "memory plus swap limit in bytes (-1: unlimited swap)"},
@@ -32,10 +36,22 @@ Sizes take a k, m, g or t suffix (powers of 1024); -1 lifts a limit.`,
 		&cli.Uint64Flag{Name: "cpu-period", Usage: "CPU quota period in microseconds"},
 		&cli.Uint64Flag{Name: "cpu-shares", Usage: "relative CPU weight (cgroup v1 shares; converted to cpu.weight on v2)"},
 		&cli.StringFlag{Name: "cpuset-cpus", Usage: `CPUs the container may run on, e.g. "0-2,4"`},
-	},
+	}, netUpdateFlags...),
 	Action: func(c *cli.Context) error {
 		if err := checkArgs(c, 1, 1); err != nil {
 			return err
+		}
+		if netUpdateGiven(c) {
+			ctr, err := loadContainer(c)
+			if err != nil {
+				return err
+			}
+			if err := updateNetwork(c, ctr); err != nil {
+				return err
+			}
+			if !resourcesGiven(c) {
+				return nil
+			}
 		}
 		r, err := updateRequest(c)
 		if err != nil {
@@ -51,6 +67,19 @@ Sizes take a k, m, g or t suffix (powers of 1024); -1 lifts a limit.`,
 		}
 		return ctr.Update(res)
 	},
+}
+
+// resourcesGiven: update has something to change in linux.resources.
+func resourcesGiven(c *cli.Context) bool {
+	if c.String("resources") != "" {
+		return true
+	}
+	for _, f := range updateFlags {
+		if c.IsSet(f) {
+			return true
+		}
+	}
+	return false
 }
 
 // updateFlags are the flags that stand for fields of linux.resources.

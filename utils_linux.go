@@ -174,6 +174,13 @@ func createContainer(c *cli.Context, consoleSocket *os.File) (*libbox.Container,
 		consoleSocket = nil
 	}
 	opts := libbox.CreateOpts{ExtraFiles: extra, ConsoleSocket: consoleSocket}
+	// A network allowlist's supervisor logs its denials to --log. Never
+	// to stderr: podman's conmon and containerd's shim read create's
+	// output pipes to their end, which a supervisor holding them would
+	// never give.
+	if f, ok := logFile.(*os.File); ok {
+		opts.NetworkLog, opts.NetworkLogJSON = f, c.String("log-format") == "json"
+	}
 	if path := c.String("console-socket"); path != "" && consoleSocket == nil {
 		if !cfg.Process.Terminal {
 			return nil, errors.New("--console-socket given but process.terminal is false in config.json")

@@ -680,12 +680,13 @@ func (c *Container) startNetSupervisor(files *netFiles, opts CreateOpts) error {
 	if err != nil {
 		return fmt.Errorf("start the network supervisor: %w", err)
 	}
-	ps, err := readProcStat(proc.Pid)
+	pid := proc.Pid
+	_ = proc.Release() // not waited for: it outlives this process
+	ps, err := readProcStat(pid)
 	if err != nil {
 		return fmt.Errorf("network supervisor exited at once: %w", err)
 	}
-	_ = proc.Release()
-	return writeNewFile(filepath.Join(c.dir, netSupervisorPid), []byte(fmt.Sprintf("%d %d\n", proc.Pid, ps.StartTime)), 0o600)
+	return writeNewFile(filepath.Join(c.dir, netSupervisorPid), []byte(fmt.Sprintf("%d %d\n", pid, ps.StartTime)), 0o600)
 }
 
 // stopNetSupervisor kills the supervisor of the container in dir, if it
