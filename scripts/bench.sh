@@ -168,8 +168,13 @@ if [[ "${BENCH_LIMITS:-0}" != 1 && "${BENCH_SANDBOX:-1}" == 1 ]] && command -v h
 	(cd "$repo" && "$GO" build -o "$work/sandboxbench" ./scripts/sandboxbench) || die "build scripts/sandboxbench"
 	chmod 0755 "$work/nanobox-runc" "$work/sandboxbench"
 	sandbox_bench
+	# The network allowlist: its start cost and its throughput.
+	(cd "$repo" && "$GO" build -o "$work/netbench" ./scripts/netbench) || die "build scripts/netbench"
+	chmod 0755 "$work/netbench"
+	"$repo/scripts/bench-network.sh" "$work/nanobox-runc" "$work"
 	if id nanobox-test >/dev/null 2>&1; then
 		sandbox_bench nanobox-test
+		"$repo/scripts/bench-network.sh" "$work/nanobox-runc" "$work" nanobox-test
 	else
 		echo "(no user nanobox-test: the rootless sandbox pass is skipped; tests/integration/setup-rootless-user.sh creates it)"
 	fi

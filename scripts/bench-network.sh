@@ -1,0 +1,66 @@
+#!/bin/bash
+# bench-network.sh RUNTIME WORKDIR [USER]: the network allowlist's two speed
+# targets (docs/network.md), printed with the numbers measured:
+#   - a sandbox with an allowlist starts within 5 ms of one with network
+#     none (hyperfine medians of `sandbox -- /bin/true`);
+#   - a download through the allowlist (the explicit proxy, and the
+#     transparent relay) runs at 80% or more of a direct one (the sandbox
+#     with the host's network), from the same local server, median of
+#     BENCH_NET_RUNS (5) downloads of BENCH_NET_BYTES (512 MiB) with curl.
+# BENCH_STRICT=1 exits 1 when a target is missed.
+set -uo pipefail
+runtime=$1 work=$2 user=${3:-}
+as=()
+[[ -z "$user" ]] || as=(setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups env HOME=/tmp)
+mode=rootful
+[[ -z "$user" ]] || mode="rootless ($user)"
+runs=${BENCH_NET_RUNS:-5} bytes=${BENCH_NET_BYTES:-536870912}
+root=$work/root-net-$RANDOM
+mkdir -p "$root"
+[[ -z "$user" ]] || chown "$user" "$root"
+rc=0
+
+echo "== the network allowlist, $mode"
+json=$root/start.json
+"${as[@]}" hyperfine -N --warmup 5 --runs "${RUNS:-30}" --style none --export-json "$json" \
+	-n "network none" "$runtime --root $root sandbox --no-network -- /bin/true" \
+	-n "allowlist" "$runtime --root $root sandbox --allow-net bench.test -- /bin/true" >/dev/null ||
+	{ echo "bench-network: hyperfine failed"; exit 1; }
+none=$(jq -r '.results[] | select(.command == "network none") | .median * 1000' "$json")
+allow=$(jq -r '.results[] | select(.command == "allowlist") | .median * 1000' "$json")
+printf 'start: network none %.2f ms, allowlist %.2f ms (median), difference %.2f ms (target: at most 5 ms)\n' "$none" "$allow" "$(awk -v a="$allow" -v b="$none" 'BEGIN {print a - b}')"
+awk -v a="$allow" -v b="$none" 'BEGIN {exit !(a - b <= 5)}' || { echo "start: target MISSED"; rc=1; }
+
+coproc SERVER { exec "$work/netbench"; }
+server_pid=$SERVER_PID
+read -r port <&"${SERVER[0]}"
+url_path="/big?bytes=$bytes"
+# dl NAME SANDBOX-FLAGS... -- CURL-ARGS: median download speed, bytes/s.
+dl() {
+	local name=$1 i speeds=()
+	shift
+	local flags=() curl=()
+	while [[ $1 != -- ]]; do flags+=("$1"); shift; done
+	shift
+	curl=("$@")
+	for ((i = 0; i < runs; i++)); do
+		speeds+=("$("${as[@]}" "$runtime" --root "$root" sandbox "${flags[@]}" -- /usr/bin/curl -sS -o /dev/null -w '%{speed_download}' "${curl[@]}")")
+	done
+	printf '%s\n' "${speeds[@]}" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'
+}
+direct=$(dl direct --network host -- "http://127.0.0.1:$port$url_path")
+net=(--allow-net "bench.test:$port" --add-host bench.test:127.0.0.1 --allow-private-targets)
+proxied=$(dl proxy "${net[@]}" -- "http://bench.test:$port$url_path")
+transparent=$(dl transparent "${net[@]}" -- --noproxy '*' "http://bench.test:$port$url_path")
+exec {SERVER[1]}>&-
+wait "$server_pid" 2>/dev/null
+for r in "proxy $proxied" "transparent $transparent"; do
+	set -- $r
+	pct=$(awk -v a="$2" -v b="$direct" 'BEGIN {printf "%.0f", 100 * a / b}')
+	printf 'throughput: direct %.0f MB/s, %s %.0f MB/s: %s%% (target: at least 80%%)\n' \
+		"$(awk -v b="$direct" 'BEGIN {print b / 1e6}')" "$1" "$(awk -v a="$2" 'BEGIN {print a / 1e6}')" "$pct"
+	[[ $pct -ge 80 ]] || { echo "throughput ($1): target MISSED"; rc=1; }
+done
+rm -rf "$root"
+[[ "${BENCH_STRICT:-0}" == 1 ]] || rc=0
+exit $rc
