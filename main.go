@@ -78,6 +78,9 @@ func newApp() *cli.App {
 			specCommand,
 			featuresCommand,
 			sandboxCommand,
+			mountCommand,
+			umountCommand,
+			mountsCommand,
 		},
 		// Errors are printed once, by fatal, in runc's format.
 		ExitErrHandler: func(*cli.Context, error) {},

@@ -77,6 +77,9 @@ read-write).`,
 		&cli.StringFlag{Name: "report", Usage: "write the execution report to `FILE` (- for stderr, after the program's output)"},
 		&cli.StringFlag{Name: "report-format", Value: "json", Usage: "report format: json or isolate (isolate's meta file)"},
 		&cli.BoolFlag{Name: "check", Usage: "say what this host can enforce for the caller, and the fix for what it cannot"},
+		&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "give the program a terminal of its own (a pty in the sandbox), relayed to this one in raw mode"},
+		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "start the program and return: the sandbox is a container named --name under --root, for exec, ps, kill, delete and mount"},
+		&cli.StringFlag{Name: "name", Usage: "the `ID` of a --detach sandbox"},
 		&cli.BoolFlag{Name: "print-options", Usage: "print the options (JSON) the other flags describe, and run nothing"},
 		&cli.BoolFlag{Name: "validate", Usage: "check the options against this host as a run would (every field, mount source and limit), and run nothing: exit 0, or 125 with the error (and its --report)"},
 	},
@@ -137,6 +140,9 @@ func runSandbox(c *cli.Context) int {
 	if err != nil {
 		return fail(err)
 	}
+	if err := checkLiveFlags(c, &opts); err != nil {
+		return fail(err)
+	}
 	if c.Bool("print-options") {
 		b, err := json.MarshalIndent(opts, "", "  ")
 		if err != nil {
@@ -156,6 +162,12 @@ func runSandbox(c *cli.Context) int {
 	if c.Bool("validate") {
 		return 0
 	}
+	if c.Bool("detach") {
+		if err := runDetached(c, sb, args); err != nil {
+			return sandboxFail(libbox.SetupErrorReport(err).ExitCode, errors.New(setupHint(err, args[0])))
+		}
+		return 0
+	}
 
 	// A signal to nanobox-runc ends the run: the whole sandbox is killed
 	// and its report written. (The terminal's ^C also reaches the program
@@ -173,7 +185,13 @@ func runSandbox(c *cli.Context) int {
 		}
 	}()
 
-	res, runErr := sb.RunAttached(ctx, os.Stdin, os.Stdout, os.Stderr, args[0], args[1:]...)
+	var res *libbox.Result
+	var runErr error
+	if c.Bool("tty") {
+		res, runErr = runTTY(ctx, sb, args)
+	} else {
+		res, runErr = sb.RunAttached(ctx, os.Stdin, os.Stdout, os.Stderr, args[0], args[1:]...)
+	}
 	signal.Stop(sigs)
 	if res == nil {
 		return sandboxFail(libbox.ExitSetupError, runErr)

@@ -225,3 +225,42 @@ func TestSandboxPersistentContext(t *testing.T) {
 	}
 	checkNothingLeft(t, sb, id)
 }
+
+// Detach: a sandbox that is a container of its state root, for Load, Exec
+// and Delete; the limits that need a supervisor are refused.
+func TestSandboxDetach(t *testing.T) {
+	sb := newTestSandbox(t, Options{})
+	id := fmt.Sprintf("detached-%d", os.Getpid())
+	ctr, err := sb.Detach(id, []string{"/bin/sleep", "1000"}, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctr.Delete(true)
+	rt := &Runtime{Root: sb.StateRoot(), Rootless: os.Geteuid() != 0}
+	loaded, err := rt.Load(id)
+	if err != nil || loaded.Status() != Running {
+		t.Fatalf("Load: %v %v", err, loaded)
+	}
+	if _, ok := loaded.Config().Annotations[sandboxOwnerAnnotation]; ok || loaded.Config().ParentDeathSignal != 0 {
+		t.Error("a detached sandbox is tied to the process that made it")
+	}
+	// Another New in the same state root leaves it alone.
+	if _, err := New(Options{StateRoot: sb.StateRoot()}); err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Status() != Running {
+		t.Fatal("New swept a detached sandbox")
+	}
+	if err := loaded.Delete(true); err != nil {
+		t.Fatal(err)
+	}
+	checkNothingLeft(t, sb, id)
+
+	for _, o := range []Options{{Limits: Limits{WallTime: time.Second}}, {Limits: Limits{Output: 1 << 20}}} {
+		sb := newTestSandbox(t, o)
+		var le *LimitError
+		if _, err := sb.Detach(id, []string{"/bin/true"}, nil, nil, nil); !errors.As(err, &le) {
+			t.Errorf("%+v: %v, want a LimitError", o.Limits, err)
+		}
+	}
+}

@@ -386,6 +386,9 @@ type runIO struct {
 	// controllingTTY: stdin is the caller's terminal, for the program to
 	// make its controlling terminal.
 	controllingTTY bool
+	// detachedID names a detached sandbox (detach_linux.go): no owner, no
+	// parent-death signal.
+	detachedID string
 }
 
 // run is Run with the stdio chosen by the caller (the CLI passes its own).
@@ -505,13 +508,21 @@ func newSandboxID() (string, error) {
 // init then waits for start. rio's writers get pipes whose read ends are
 // copied from once the container exists.
 func (s *Sandbox) create(args []string, rio *runIO) (in *instance, retErr error) {
-	id, err := newSandboxID()
-	if err != nil {
-		return nil, err
+	id := rio.detachedID
+	if id == "" {
+		var err error
+		if id, err = newSandboxID(); err != nil {
+			return nil, err
+		}
 	}
 	in = &instance{sb: s, id: id, pidfd: -1}
 	cfg := s.containerConfig(args)
-	cfg.Annotations[sandboxOwnerAnnotation] = s.owner
+	if rio.detachedID == "" {
+		cfg.Annotations[sandboxOwnerAnnotation] = s.owner
+	} else {
+		// Nothing of this process's holds a detached sandbox.
+		cfg.ParentDeathSignal = 0
+	}
 
 	opts := CreateOpts{Stdin: rio.stdin, Stdout: rio.stdoutFile, Stderr: rio.stderrFile, ControllingTTY: rio.controllingTTY, netInProcess: s.net != nil}
 	if rio.term != nil {

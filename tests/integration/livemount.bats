@@ -1,0 +1,207 @@
+#!/usr/bin/env bats
+# nanobox-runc mount / umount / mounts: host directories added to a running
+# OCI container or detached sandbox, and taken away again. Each test tries
+# to break it: symlinked destinations, destinations out of the root, a
+# read-only source, the container's own mounts, mounts the container made
+# over an added one.
+
+load helpers
+
+setup() {
+	setup_test
+	requires nanobox
+	SRC="$BATS_TEST_TMPDIR/src"
+	mkdir -p "$SRC"
+	echo "from the host" >"$SRC/f"
+	chmod -R a+rX "$SRC"
+	give_to_user "$SRC"
+}
+
+teardown() {
+	teardown_test
+}
+
+# run_container_sleeping [JQ]: a running busybox container (sleep 1000),
+# with a writable root unless JQ says otherwise.
+run_container_sleeping() {
+	update_config ".root.readonly = false | ${1:-.}"
+	run_detached
+}
+
+# with_sys_admin: the container's process gets CAP_SYS_ADMIN (in its user
+# namespace when rootless), to try what a privileged container could.
+with_sys_admin() {
+	update_config '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])'
+}
+
+# mount_json FIELD: a field of the last mount's JSON output.
+mount_json() {
+	jq -r ".$1" <<<"$output"
+}
+
+@test "mount: a host directory into a running container, read-only; mounts lists it; umount takes it away" {
+	run_container_sleeping
+	runtime_ok mount --ro "$CID" "$SRC" /tmp/data
+	[[ "$(mount_json target)" == /tmp/data && "$(mount_json readOnly)" == true && "$(mount_json mountId)" -gt 0 ]] ||
+		fail "mount output: $output"
+	runtime_ok exec "$CID" sh -c 'cat /tmp/data/f; touch /tmp/data/x 2>&1; grep " /tmp/data " /proc/self/mountinfo'
+	[[ "$output" == *"from the host"* && "$output" == *"Read-only file system"* ]] || fail "inside: $output"
+	[[ "$output" == *"ro,nosuid,nodev"* ]] || fail "mount flags inside: $output"
+	[[ ! -e "$SRC/x" ]] || fail "a write reached the host"
+	runtime_ok mount "$CID" "$SRC" /tmp/rw
+	runtime_ok exec "$CID" sh -c 'echo written >/tmp/rw/x'
+	[[ "$(cat "$SRC/x")" == written ]] || fail "the host does not see the write"
+	runtime_ok mounts "$CID"
+	[[ "$(jq -r 'map(.target) | join(",")' <<<"$output")" == /tmp/data,/tmp/rw ]] || fail "mounts: $output"
+	runtime mount "$CID" "$SRC" /tmp/data
+	[[ $status -ne 0 && "$output" == *"already exists"* ]] || fail "second mount at the same place: $output"
+	runtime_ok umount "$CID" /tmp/data
+	runtime_ok exec "$CID" sh -c 'ls -A /tmp/data; grep -c " /tmp/data " /proc/self/mountinfo; true'
+	[[ "$output" == 0 ]] || fail "still mounted: $output"
+	runtime_ok mounts "$CID"
+	[[ "$(jq -r 'map(.target) | join(",")' <<<"$output")" == /tmp/rw ]] || fail "mounts after umount: $output"
+	runtime umount "$CID" /tmp/data
+	[[ $status -ne 0 && "$output" == *"no mount added by nanobox-runc"* ]] || fail "second umount: $output"
+}
+
+@test "mount: on a read-only root a missing directory is refused, with the way out" {
+	run_container_sleeping '.root.readonly = true'
+	runtime mount "$CID" "$SRC" /data
+	[[ $status -ne 0 && "$output" == *"read-only"*"existing"* ]] || fail "mount on a read-only root: $output"
+	runtime mount "$CID" "$SRC" /new/deep/data
+	[[ $status -ne 0 && "$output" == *"/new does not exist, and the container's root is read-only"* ]] || fail "nested: $output"
+	# An existing directory works.
+	runtime_ok mount "$CID" "$SRC" /home
+	runtime_ok exec "$CID" cat /home/f
+	[[ "$output" == "from the host" ]] || fail "inside: $output"
+	runtime_ok mounts "$CID"
+	[[ "$(jq length <<<"$output")" == 1 ]] || fail "mounts: $output"
+}
+
+@test "mount: a symlinked destination cannot leave the container's root" {
+	run_container_sleeping
+	local tag="nbx-live-$$-$RANDOM"
+	runtime_ok exec "$CID" sh -c 'mkdir /tmp/in && ln -s / /tmp/abs && ln -s ../../../../.. /tmp/rel && ln -s /etc /tmp/etc-link'
+	runtime_ok mount "$CID" "$SRC" "/tmp/abs/tmp/in/$tag"
+	[[ "$(mount_json target)" == "/tmp/in/$tag" ]] || fail "absolute symlink: $output"
+	runtime_ok mount "$CID" "$SRC" "/tmp/rel/$tag"
+	[[ "$(mount_json target)" == "/$tag" ]] || fail "relative symlink: $output"
+	runtime_ok mount "$CID" "$SRC" "/tmp/../../../../tmp/dots-$tag"
+	[[ "$(mount_json target)" == "/tmp/dots-$tag" ]] || fail "dots: $output"
+	runtime mount "$CID" "$SRC" /tmp/etc-link
+	[[ $status -ne 0 && "$output" == *"symbolic link"* ]] || fail "symlink as the destination: $output"
+	runtime mount "$CID" "$SRC" "/proc/1/root/tmp/$tag"
+	[[ $status -ne 0 ]] || fail "a magic link was followed: $output"
+	runtime mount "$CID" "$SRC" /tmp/../..
+	[[ $status -ne 0 && "$output" == *"cannot replace the container's root"* ]] || fail "/: $output"
+	runtime_ok exec "$CID" sh -c "cat /tmp/in/$tag/f /$tag/f /tmp/dots-$tag/f"
+	[[ "$(grep -c 'from the host' <<<"$output")" == 3 ]] || fail "inside: $output"
+	local p
+	for p in "/$tag" "/tmp/$tag" "/tmp/in" "/tmp/dots-$tag"; do
+		[[ ! -e "$p" ]] || fail "$p appeared on the host"
+	done
+	runtime_ok mounts "$CID"
+	[[ "$(jq length <<<"$output")" == 3 ]] || fail "mounts: $output"
+}
+
+@test "mount: only what mount added can be removed, not the container's own mounts" {
+	with_sys_admin
+	run_container_sleeping
+	runtime_ok exec "$CID" sh -c 'mkdir /tmp/own && mount -t tmpfs own /tmp/own'
+	runtime umount "$CID" /tmp/own
+	[[ $status -ne 0 && "$output" == *"no mount added by nanobox-runc"* ]] || fail "the container's own mount: $output"
+	runtime umount "$CID" /proc
+	[[ $status -ne 0 && "$output" == *"no mount added by nanobox-runc"* ]] || fail "/proc: $output"
+	runtime_ok exec "$CID" sh -c 'grep -c " /tmp/own " /proc/self/mountinfo'
+	[[ "$output" == 1 ]] || fail "the container's mount went away: $output"
+	# The container mounts over an added mount: that one is not ours.
+	runtime_ok mount "$CID" "$SRC" /tmp/added
+	runtime_ok exec "$CID" mount -t tmpfs over /tmp/added
+	runtime umount "$CID" /tmp/added
+	[[ $status -ne 0 && "$output" == *"no longer the one"* ]] || fail "over the added mount: $output"
+	runtime_ok exec "$CID" sh -c 'grep -c " /tmp/added " /proc/self/mountinfo'
+	[[ "$output" == 2 ]] || fail "mounts at /tmp/added: $output"
+	# Once the container's own is gone, the added one can go.
+	runtime_ok exec "$CID" umount /tmp/added
+	runtime_ok umount "$CID" /tmp/added
+	runtime_ok exec "$CID" sh -c 'grep -c " /tmp/added " /proc/self/mountinfo; true'
+	[[ "$output" == 0 ]] || fail "after umount: $output"
+}
+
+@test "mount: a source on a read-only filesystem stays read-only, whatever the container tries" {
+	local ro="$BATS_TEST_TMPDIR/ro"
+	mkdir -p "$ro"
+	mount -t tmpfs -o size=64k,mode=0755 tmpfs "$ro"
+	echo kept >"$ro/f"
+	mount -o remount,ro "$ro"
+	with_sys_admin
+	run_container_sleeping
+	runtime_ok mount "$CID" "$ro" /tmp/ro
+	[[ "$(mount_json readOnly)" == true && "$(mount_json sourceReadOnly)" == true ]] || fail "mount of a read-only source: $output"
+	# The container (with CAP_SYS_ADMIN) tries to make it writable.
+	runtime exec "$CID" sh -c 'mount -o remount,rw,bind /tmp/ro; echo x >/tmp/ro/x'
+	[[ $status -ne 0 ]] || fail "the read-only source was written: $output"
+	[[ ! -e "$ro/x" ]] || fail "a write reached the source"
+	if is_rootless; then
+		# The source's read-only flag came from a more privileged mount
+		# namespace: locked.
+		[[ "$output" == *"Operation not permitted"* || "$output" == *[Pp]"ermission denied"* ]] ||
+			fail "the remount was not refused: $output"
+	fi
+	runtime_ok exec "$CID" cat /tmp/ro/f
+	[[ "$output" == kept ]] || fail "inside: $output"
+	umount -l "$ro"
+}
+
+@test "mount: rootless, the source's submounts are locked: they cannot be unmounted to show what they cover" {
+	requires rootless
+	mkdir -p "$SRC/sub"
+	echo "covered secret" >"$SRC/sub/secret"
+	chmod a+r "$SRC/sub/secret"
+	mount -t tmpfs -o size=64k,mode=0755 tmpfs "$SRC/sub"
+	echo "on top" >"$SRC/sub/top"
+	chmod a+r "$SRC/sub/top"
+	with_sys_admin
+	run_container_sleeping
+	runtime_ok mount "$CID" "$SRC" /tmp/m
+	runtime exec "$CID" sh -c 'cat /tmp/m/sub/top; umount /tmp/m/sub 2>&1; umount -l /tmp/m/sub 2>&1; cat /tmp/m/sub/secret 2>&1'
+	[[ "$output" == *"on top"* ]] || fail "the submount did not come along: $output"
+	[[ "$output" != *"covered secret"* ]] || fail "the submount was unmounted: $output"
+	# EINVAL: a locked mount (EPERM would only say the caps are missing).
+	[[ "$output" == *"Invalid argument"* ]] || fail "not refused as a locked mount: $output"
+	umount -l "$SRC/sub"
+}
+
+@test "mount: into a detached sandbox, read-only root and all" {
+	local sid="sb-$CID"
+	runtime_ok sandbox --detach --name "$sid" -- sleep 1000
+	runtime mount "$sid" "$SRC" /data
+	[[ $status -ne 0 && "$output" == *"read-only"*"/tmp"* ]] || fail "mount on the sandbox's read-only root: $output"
+	runtime_ok mount --ro "$sid" "$SRC" /tmp/data
+	runtime_ok exec "$sid" sh -c 'cat /tmp/data/f; (echo x >/tmp/data/x) 2>&1; true'
+	[[ "$output" == *"from the host"*"Read-only file system"* ]] || fail "inside: $output"
+	runtime_ok umount "$sid" /tmp/data
+	runtime umount "$sid" /tmp
+	[[ $status -ne 0 && "$output" == *"no mount added"* ]] || fail "the sandbox's own /tmp: $output"
+	runtime_ok delete --force "$sid"
+}
+
+@test "mount: errors name the problem" {
+	runtime mount nosuch-$$ "$SRC" /tmp/x
+	[[ $status -ne 0 && "$output" == *"does not exist"* ]] || fail "missing container: $output"
+	run_container_sleeping
+	runtime mount "$CID" "$BATS_TEST_TMPDIR/no-such-source" /tmp/x
+	[[ $status -ne 0 && "$output" == *"no such file or directory"* ]] || fail "missing source: $output"
+	runtime mount "$CID" "$SRC" relative/dst
+	[[ $status -ne 0 && "$output" == *"absolute path"* ]] || fail "relative destination: $output"
+	runtime mount "$CID" "$SRC/f" /tmp
+	[[ $status -ne 0 && "$output" == *"is a directory, the source a file"* ]] || fail "file onto a directory: $output"
+	runtime mount "$CID" "$SRC"
+	[[ $status -ne 0 && "$output" == *"argument(s) expected"* ]] || fail "missing argument: $output"
+	runtime_ok kill "$CID" KILL
+	wait_for_status "$CID" stopped
+	runtime mount "$CID" "$SRC" /tmp/x
+	[[ $status -ne 0 && "$output" == *"not running"* ]] || fail "stopped container: $output"
+	runtime_ok mounts "$CID"
+	[[ "$output" == "[]" ]] || fail "mounts: $output"
+}
