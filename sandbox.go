@@ -296,6 +296,11 @@ func sandboxOptions(c *cli.Context) (libbox.Options, error) {
 			return o, fmt.Errorf("--options: %w", err)
 		}
 		if err := json.Unmarshal(data, &o); err != nil {
+			var oe *libbox.OptionError
+			if !errors.As(err, &oe) {
+				// Not JSON at all: still the options' fault.
+				err = &libbox.OptionError{Err: err}
+			}
 			return o, fmt.Errorf("--options %s: %w", path, err)
 		}
 	}

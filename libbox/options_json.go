@@ -124,14 +124,16 @@ func (o *Options) UnmarshalJSON(b []byte) error {
 	var w optionsJSON
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
+	// Errors are OptionErrors (with no field: the JSON itself is at
+	// fault), so that Problems says invalid-options.
 	if err := dec.Decode(&w); err != nil {
-		return fmt.Errorf("sandbox options: %w", err)
+		return fmt.Errorf("sandbox options: %w", &OptionError{Err: err})
 	}
 	if dec.More() {
-		return errors.New("sandbox options: trailing data after the JSON object")
+		return fmt.Errorf("sandbox options: %w", &OptionError{Err: errors.New("trailing data after the JSON object")})
 	}
 	if err := checkVersion(w.Version); err != nil {
-		return fmt.Errorf("sandbox options: %w", err)
+		return fmt.Errorf("sandbox options: %w", &OptionError{Err: err})
 	}
 	*o = Options{
 		Rootfs:        w.Rootfs,

@@ -35,7 +35,8 @@ const (
 )
 
 // OptionError is a bad option, named by its JSON path in the contract
-// ("limits.memory", "mounts[0].source").
+// ("limits.memory", "mounts[0].source"), or options that are not the
+// contract's JSON at all (Field "").
 type OptionError struct {
 	Field string
 	// Err says what is wrong, phrased to follow the field name, and
@@ -43,7 +44,12 @@ type OptionError struct {
 	Err error
 }
 
-func (e *OptionError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *OptionError) Error() string {
+	if e.Field == "" {
+		return e.Err.Error()
+	}
+	return e.Field + ": " + e.Err.Error()
+}
 func (e *OptionError) Unwrap() error { return e.Err }
 
 // LimitError is a limit that this host cannot enforce for the caller, as

@@ -108,6 +108,19 @@ func TestProblemsOtherErrors(t *testing.T) {
 	}
 }
 
+// Options that are not the contract's JSON are invalid options too, with
+// no field, and the text of the decoder's error.
+func TestProblemsOptionsJSON(t *testing.T) {
+	for _, in := range []string{`{"version": 1, "limitz": {}}`, `{"limits": {}}`, `{"version": 1, "limits": {"memory": "1G"}}`} {
+		var o Options
+		err := json.Unmarshal([]byte(in), &o)
+		ps := Problems(err)
+		if err == nil || len(ps) != 1 || ps[0].Kind != ErrorInvalidOptions || ps[0].Field != "" || !strings.HasPrefix(err.Error(), "sandbox options: "+ps[0].Message) {
+			t.Errorf("%s: error %v, problems %+v", in, err, ps)
+		}
+	}
+}
+
 // The report of a sandbox that could not be set up carries the problems,
 // in the contract's JSON form.
 func TestSetupErrorReport(t *testing.T) {

@@ -310,6 +310,7 @@ assert_sandbox_clean() {
 	chmod 0644 "$BATS_TEST_TMPDIR/bad.json"
 	sb_report --options "$BATS_TEST_TMPDIR/bad.json" -- true
 	[[ $status -eq 125 && "$(report .status)" == setup-error && "$(report .error)" == *'unknown field "limitz"'* ]] || fail "bad options"
+	[[ "$(report .errorKind)" == invalid-options ]] || fail "bad options: kind"
 	if limit_by_cgroup memory; then
 		sb_report --validate --memory 64M
 		[[ $status -eq 0 ]] || fail "memory limit refused: $sb_err"
