@@ -227,20 +227,44 @@ type pendingExec struct {
 	// exeFd, when >= 0, is the runtime's own binary to execute instead of
 	// path: the pause of a persistent sandbox (deferred_linux.go).
 	exeFd int
+	// as is the process's RLIMIT_AS, set as late as possible (see run).
+	as *Rlimit
 }
 
 // run applies the filters, runs the startContainer hooks under them and
 // executes the program; it returns only on failure. sock carries a notify
 // fd to the runtime (exec only).
 func (pe *pendingExec) run(sock *syncSocket, hooks []Hook, state []byte) error {
+	// RLIMIT_AS is set here, not with the other rlimits, and execve then
+	// needs no memory of the Go runtime: this process's address space is
+	// already larger than most such limits (the Go runtime reserves its
+	// heap arenas up front, about 1.5 GiB), and below it every mmap fails,
+	// which aborts the runtime ("fatal error: runtime: cannot allocate
+	// memory") whenever it needs a span or a thread (golang/go#69105).
+	// Before the filters, which may deny setrlimit, as with the others.
+	var ex *preparedExecve
+	if pe.as != nil {
+		if pe.exeFd < 0 {
+			var err error
+			if ex, err = prepareExecve(pe.path, pe.args, pe.env); err != nil {
+				return err
+			}
+		}
+		if err := setRlimit(*pe.as); err != nil {
+			return err
+		}
+	}
 	if err := pe.filters.apply(sock); err != nil {
 		return err
 	}
 	if err := runHooks("startContainer", hooks, state); err != nil {
 		return err
 	}
-	if pe.exeFd >= 0 {
+	switch {
+	case pe.exeFd >= 0:
 		return execFd(pe.exeFd, pe.args, pe.env)
+	case ex != nil:
+		return ex.exec()
 	}
 	return finalExec(pe.path, pe.args, pe.env)
 }
@@ -301,6 +325,11 @@ func prepareProcess(p *Process, consoleFd int, bindConsole, rootless bool, sc *S
 		return nil, err
 	}
 	pe := &pendingExec{filters: f, args: p.Args, env: env, exeFd: -1}
+	for i := range p.Rlimits {
+		if p.Rlimits[i].Type == unix.RLIMIT_AS {
+			pe.as = &p.Rlimits[i]
+		}
+	}
 	if len(p.Args) == 0 {
 		// A deferred init: the program comes with start.
 		return pe, nil

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"github.com/moby/sys/user"
 	"golang.org/x/sys/unix"
@@ -65,6 +66,10 @@ func setupProcess(p *Process, rootless, retainSysAdmin bool) (env []string, fina
 		}
 	}
 	for _, rl := range p.Rlimits {
+		if rl.Type == unix.RLIMIT_AS {
+			// Set right before execve, by pendingExec.run.
+			continue
+		}
 		if err := setRlimit(rl); err != nil {
 			return nil, nil, err
 		}
@@ -495,6 +500,39 @@ func cloexecFromProc(first int) error {
 func finalExec(path string, args, env []string) error {
 	err := unix.Exec(path, args, env)
 	return fmt.Errorf("exec %s: %w", path, err)
+}
+
+// preparedExecve is an execve whose arguments are already in the form the
+// kernel reads, so that exec allocates nothing of the Go runtime's.
+type preparedExecve struct {
+	path       string
+	argv0      *byte
+	argv, envv []*byte
+}
+
+func prepareExecve(path string, args, env []string) (*preparedExecve, error) {
+	argv0, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return nil, fmt.Errorf("exec %s: %w", path, err)
+	}
+	argv, err := syscall.SlicePtrFromStrings(args)
+	if err != nil {
+		return nil, fmt.Errorf("exec %s: %w", path, err)
+	}
+	envv, err := syscall.SlicePtrFromStrings(env)
+	if err != nil {
+		return nil, fmt.Errorf("exec %s: %w", path, err)
+	}
+	return &preparedExecve{path: path, argv0: argv0, argv: argv, envv: envv}, nil
+}
+
+// exec is finalExec with the prepared arguments: execve, as syscall.Exec
+// makes it (the thread is locked; RLIMIT_NOFILE needs no restoring, see
+// setupProcess).
+func (e *preparedExecve) exec() error {
+	_, _, errno := unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(e.argv0)),
+		uintptr(unsafe.Pointer(&e.argv[0])), uintptr(unsafe.Pointer(&e.envv[0])))
+	return fmt.Errorf("exec %s: %w", e.path, errno)
 }
 
 // setDumpable sets the process's dumpable flag. Init runs non-dumpable so
