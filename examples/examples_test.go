@@ -27,6 +27,7 @@ var examples = []struct {
 	{name: "code_judge", want: []string{"case 1: AC", "case 2: AC", "case 3: TLE"}, rootlessArgs: []string{"-allow-degraded"}},
 	{name: "data_analysis", want: []string{"output: mean 16 over 3 cities"}},
 	{name: "agent_composed", want: []string{"lint: calc.py looks fine", "Read-only file system", "wall-timeout", "no hook was planted"}},
+	{name: "spawn_demo", want: []string{"hello from pid 1 on sandbox", "note\n", "shell: status cancelled, signal SIGKILL", "kept\ndata added while the sandbox runs", "ok 0", "persistent sandbox sb-"}},
 	{name: "custom_process", want: []string{"writing in the work directory: ok", "reading the secret: denied", "open files allowed: 64"}},
 }
 

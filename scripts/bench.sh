@@ -106,7 +106,9 @@ fi
 
 # The sandbox, in the same run: `nanobox-runc sandbox -- /bin/true`, a
 # libbox Run of /bin/true from Go (scripts/sandboxbench, timed inside the
-# Go program), `bwrap --unshare-all --ro-bind / / /bin/true` and plain
+# Go program), the same through a warm pool (libbox.NewPool: the sandbox
+# made ahead, the run only starts it),
+# `bwrap --unshare-all --ro-bind / / /bin/true` and plain
 # fork+exec of /bin/true, rootful and, as the unprivileged test user when
 # there is one, rootless. The target (issue 13's): the sandbox's median at
 # or below bwrap's.
@@ -144,10 +146,22 @@ sandbox_bench() {
 		SB[$name]=$median
 		printf '%-22s %6d %10.2f %12.2f %18.2f\n' "$name" "$runs" "$min" "$median" "$cpu"
 	done < <("${as[@]}" "$work/sandboxbench" -runs "$RUNS" -warmup "$WARMUP" -root "$root")
+	# The warm pool (issue 10): a Run that only starts a sandbox made ahead.
+	while IFS=$'\t' read -r name runs min median cpu; do
+		SB[$name]=$median
+		printf '%-22s %6d %10.2f %12.2f %18.2f\n' "$name" "$runs" "$min" "$median" "$cpu"
+	done < <("${as[@]}" "$work/sandboxbench" -runs "$RUNS" -warmup "$WARMUP" -root "$root" -pool 2 -name "libbox pooled Run")
+	awk -v x="${SB[libbox pooled Run]}" -v y="${SB[libbox Run]}" \
+		'BEGIN {printf "median ratio libbox pooled Run/libbox Run: %.2f\n", x / y}'
+	if awk -v a="${SB[libbox pooled Run]}" 'BEGIN {exit !(a <= 2)}'; then
+		echo "the pooled Run's median is at or below 2 ms (issue 10's target)"
+	else
+		echo "the pooled Run's median is NOT at or below 2 ms (issue 10's target)"
+	fi
 	local base
 	for base in bwrap fork+exec; do
 		[[ -n "${SB[$base]:-}" ]] || continue
-		for name in "nanobox-runc sandbox" "libbox Run"; do
+		for name in "nanobox-runc sandbox" "libbox Run" "libbox pooled Run"; do
 			awk -v n="$name" -v b="$base" -v x="${SB[$name]}" -v y="${SB[$base]}" \
 				'BEGIN {printf "median ratio %s/%s: %.2f\n", n, b, x / y}'
 		done
