@@ -44,6 +44,7 @@ Without --detach, nanobox-runc waits and exits with the process's status.`,
 		&cli.BoolFlag{Name: "no-new-privs", Usage: "set no_new_privs for the process"},
 		&cli.IntFlag{Name: "preserve-fds", Usage: "pass this many file descriptors beyond stdio to the process"},
 		&cli.BoolFlag{Name: "ignore-paused", Usage: "allow exec in a paused container"},
+		&cli.StringSliceFlag{Name: "cgroup", Usage: "run the process in an existing sub-cgroup of the container's: [CONTROLLER[,CONTROLLER...]:]PATH (may be repeated)"},
 	},
 	Action: func(c *cli.Context) error {
 		code, err := execProcess(c)
@@ -72,7 +73,11 @@ func execProcess(c *cli.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	opts := libbox.ExecOpts{ExtraFiles: extra, IgnorePaused: c.Bool("ignore-paused")}
+	sub, err := subCgroups(c.StringSlice("cgroup"))
+	if err != nil {
+		return 0, err
+	}
+	opts := libbox.ExecOpts{ExtraFiles: extra, IgnorePaused: c.Bool("ignore-paused"), Log: logrus.StandardLogger(), SubCgroups: sub}
 	var ttyPeer *os.File
 	if p.Terminal {
 		if path := c.String("console-socket"); path != "" {
@@ -226,6 +231,35 @@ func execSpec(c *cli.Context, cfg *libbox.Config) (*libbox.Process, error) {
 		p.Capabilities = &cp
 	}
 	return &p, nil
+}
+
+// subCgroups parses exec --cgroup as runc does: "PATH" for every
+// controller, "CONTROLLER[,CONTROLLER...]:PATH" for some (cgroup v1).
+func subCgroups(args []string) (map[string]string, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(args))
+	for _, a := range args {
+		ctrls, path, ok := strings.Cut(a, ":")
+		if !ok {
+			if _, dup := out[""]; dup {
+				return nil, fmt.Errorf("--cgroup %q: only one --cgroup may go without a controller", a)
+			}
+			out[""] = a
+			continue
+		}
+		for _, ctrl := range strings.Split(ctrls, ",") {
+			if ctrl == "" {
+				return nil, fmt.Errorf("--cgroup %q: empty controller name", a)
+			}
+			if _, dup := out[ctrl]; dup {
+				return nil, fmt.Errorf("--cgroup %q: controller %s given twice", a, ctrl)
+			}
+			out[ctrl] = path
+		}
+	}
+	return out, nil
 }
 
 // parseUser parses --user UID[:GID]; names are not looked up (as in runc).

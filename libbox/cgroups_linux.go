@@ -195,7 +195,7 @@ type cgroupHandle struct {
 // without a cgroup: rootless, no cgroup it may create, and no limits asked
 // for. On error the returned handle, when not nil, is for the caller to
 // destroy once pid is dead (a cgroup cannot be removed while pid is in it).
-func applyCgroup(id string, cfg *Config, rootless bool, pid int) (*cgroupHandle, error) {
+func applyCgroup(id string, cfg *Config, rootless bool, pid int, log Logger) (*cgroupHandle, error) {
 	cg, err := cgroupSpec(id, cfg, rootless)
 	if err != nil {
 		return nil, err
@@ -209,6 +209,9 @@ func applyCgroup(id string, cfg *Config, rootless bool, pid int) (*cgroupHandle,
 		return nil, fmt.Errorf("cgroup: %w", err)
 	}
 	h := &cgroupHandle{m: m}
+	if err := checkCgroupUsable(m, orNop(log)); err != nil {
+		return nil, fmt.Errorf("cgroup of container %s: %w", id, err)
+	}
 	if err := m.Apply(pid); err != nil {
 		if !rootless || !(errors.Is(err, cgroups.ErrRootless) || isPermissionError(err)) {
 			return h, fmt.Errorf("create cgroup for container %s: %w", id, err)
@@ -223,6 +226,100 @@ func applyCgroup(id string, cfg *Config, rootless bool, pid int) (*cgroupHandle,
 		return nil, nil
 	}
 	return h, h.set(cg.Resources, need)
+}
+
+// checkCgroupUsable looks at the container's cgroup before init joins it.
+// A frozen one (frozen itself, or by a frozen ancestor, which freezes a new
+// child too) is refused: init would be frozen in it, in D state, and
+// create would never return. One that already holds processes is used,
+// with a warning (as runc 1.1): they share the container's limits, and
+// kill --all and delete --force kill them too.
+func checkCgroupUsable(m cgroups.Manager, log Logger) error {
+	paths := m.GetPaths()
+	var pids []int
+	for ctrl, p := range paths {
+		if p == "" {
+			continue
+		}
+		// The cgroup v2 tree ("" on v2, and on hybrid hosts the
+		// cgroup2 mount the container also joins), and the v1 freezer.
+		if ctrl == "" || ctrl == "freezer" {
+			frozen, at, err := effectivelyFrozen(p, ctrl == "freezer")
+			if err != nil {
+				return err
+			}
+			if frozen {
+				what, thaw := "it is frozen", "echo 0 > "+filepath.Join(at, "cgroup.freeze")
+				if at != p {
+					what = at + " is frozen, and so would it be"
+				}
+				if ctrl == "freezer" {
+					thaw = "echo THAWED > " + filepath.Join(at, "freezer.state")
+				}
+				return fmt.Errorf("cgroup %s cannot hold a container: %s (thaw it: %s, or use another cgroupsPath)", p, what, thaw)
+			}
+		}
+		if !cgroups.PathExists(p) {
+			continue
+		}
+		more, err := cgroups.GetAllPids(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("list the processes of cgroup %s: %w", p, err)
+		}
+		for _, pid := range more {
+			if !slices.Contains(pids, pid) {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	if len(pids) > 0 {
+		sort.Ints(pids)
+		log.Warnf("the container's cgroup is not empty: %d process(es) found (%s); they share its limits, and kill --all and delete --force will kill them too",
+			len(pids), strings.Trim(fmt.Sprint(pids), "[]"))
+	}
+	return nil
+}
+
+// effectivelyFrozen reports whether a new or existing cgroup at path would
+// hold its processes frozen, from path or its nearest existing ancestor
+// (the one whose state a new child inherits): cgroup.events "frozen 1" on
+// the v2 tree, freezer.state FROZEN or FREEZING on the v1 freezer.
+func effectivelyFrozen(path string, v1 bool) (bool, string, error) {
+	for p := path; ; {
+		if cgroups.PathExists(p) {
+			if v1 {
+				st, err := cgroups.ReadFile(p, "freezer.state")
+				if err != nil {
+					return false, p, ignoreMissing(err)
+				}
+				st = strings.TrimSpace(st)
+				return st == "FROZEN" || st == "FREEZING", p, nil
+			}
+			ev, err := cgroups.ReadFile(p, "cgroup.events")
+			if err != nil {
+				// The root cgroup has no cgroup.events: it cannot be frozen.
+				return false, p, ignoreMissing(err)
+			}
+			for _, l := range strings.Split(ev, "\n") {
+				if l == "frozen 1" {
+					return true, p, nil
+				}
+			}
+			return false, p, nil
+		}
+		parent := filepath.Dir(p)
+		if parent == p || !strings.HasPrefix(parent, "/sys/fs/cgroup") {
+			return false, p, nil
+		}
+		p = parent
+	}
+}
+
+func ignoreMissing(err error) error {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENODEV) {
+		return nil
+	}
+	return err
 }
 
 // set checks that every controller the limits need is usable, then writes
@@ -447,59 +544,6 @@ func (c *Container) Resume() error {
 	return nil
 }
 
-// Processes returns the host pids of the container's processes: those in
-// its cgroup, or without one those in init's pid namespace (only init when
-// it shares the runtime's).
-func (c *Container) Processes() ([]int, error) {
-	if cg := c.cgroup(); cg != nil {
-		pids, err := cg.pids()
-		if err != nil {
-			return nil, fmt.Errorf("container %s: list processes: %w", c.st.ID, err)
-		}
-		return pids, nil
-	}
-	if c.Status() == Stopped {
-		return nil, nil
-	}
-	if ns, ok := c.st.Config.NamespaceOf(NEWPID); !ok || ns.Path != "" {
-		return []int{c.st.InitPid}, nil
-	}
-	pids, err := pidnsMembers(c.st.InitPid)
-	if len(pids) == 0 && err == nil {
-		// A created container's init is not dumpable yet, so its
-		// namespace cannot be read by the unprivileged caller: it is
-		// alone in it anyway.
-		pids = []int{c.st.InitPid}
-	}
-	return pids, err
-}
-
-// pidnsMembers lists the processes in the pid namespace of init (init
-// included).
-func pidnsMembers(init int) ([]int, error) {
-	var want unix.Stat_t
-	if err := unix.Stat(fmt.Sprintf("/proc/%d/ns/pid", init), &want); err != nil {
-		return nil, nil // init is gone
-	}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		var st unix.Stat_t
-		if unix.Stat("/proc/"+e.Name()+"/ns/pid", &st) != nil || st.Ino != want.Ino || st.Dev != want.Dev {
-			continue
-		}
-		pids = append(pids, pid)
-	}
-	return pids, nil
-}
-
 // Stats returns the cgroup statistics of the container: cpu, memory, pids,
 // block I/O, hugetlb.
 func (c *Container) Stats() (*cgroups.Stats, error) {
@@ -592,6 +636,39 @@ func (c *Container) joinCgroup(pid int) error {
 	}
 	if err := cg.m.AddPid("", pid); err != nil {
 		return fmt.Errorf("join cgroup of container %s: %w", c.st.ID, err)
+	}
+	return nil
+}
+
+// joinSub moves pid into existing sub-cgroups of the container's cgroup
+// (see ExecOpts.SubCgroups): sub[""] in every hierarchy, sub[c] in that of
+// controller c (cgroup v1 only). A sub-cgroup is a relative path that stays
+// inside the container's cgroup, and must exist.
+func (h *cgroupHandle) joinSub(pid int, sub map[string]string) error {
+	for ctrl, p := range sub {
+		if p == "" || filepath.IsAbs(p) || !filepath.IsLocal(p) {
+			return fmt.Errorf("--cgroup %q: a sub-cgroup is a path relative to the container's cgroup, inside it", p)
+		}
+		if ctrl != "" && cgroups.IsCgroup2UnifiedMode() {
+			return fmt.Errorf("--cgroup %s:%s: cgroup v2 has one hierarchy: give the sub-cgroup without a controller", ctrl, p)
+		}
+		if ctrl != "" && h.m.Path(ctrl) == "" {
+			return fmt.Errorf("--cgroup %s:%s: the container has no %s cgroup", ctrl, p, ctrl)
+		}
+	}
+	for ctrl, base := range h.m.GetPaths() {
+		if base == "" {
+			continue
+		}
+		target := base
+		if p, ok := sub[ctrl]; ok && ctrl != "" {
+			target = filepath.Join(base, p)
+		} else if p, ok := sub[""]; ok {
+			target = filepath.Join(base, p)
+		}
+		if err := cgroups.WriteCgroupProc(target, pid); err != nil {
+			return fmt.Errorf("join cgroup %s: %w", target, err)
+		}
 	}
 	return nil
 }

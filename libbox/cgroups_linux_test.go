@@ -156,7 +156,7 @@ func TestApplyCgroup(t *testing.T) {
 	pids := int64(16)
 	id := fmt.Sprintf("nanobox-unit-%d", os.Getpid())
 	cfg := &Config{CgroupsPath: "/" + id, Resources: &cgroups.Resources{Memory: 64 << 20, PidsLimit: &pids, CpuQuota: 20000, CpuPeriod: 100000}}
-	h, err := applyCgroup(id, cfg, false, cmd.Process.Pid)
+	h, err := applyCgroup(id, cfg, false, cmd.Process.Pid, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestApplyCgroupMissingController(t *testing.T) {
 	} else if _, err := os.Stat("/sys/fs/cgroup/net_cls"); err == nil {
 		t.Skip("this host mounts net_cls")
 	}
-	h, err := applyCgroup(id, &Config{CgroupsPath: "/" + id, Resources: res}, false, cmd.Process.Pid)
+	h, err := applyCgroup(id, &Config{CgroupsPath: "/" + id, Resources: res}, false, cmd.Process.Pid, nil)
 	if err == nil || !strings.Contains(err.Error(), "controller(s)") {
 		t.Fatalf("error %v, want one naming the missing controller", err)
 	}

@@ -61,6 +61,8 @@ type CreateOpts struct {
 	// the caller to relay (a sandbox's Run) instead of starting a
 	// supervisor.
 	netInProcess bool
+	// Log receives warnings and init's set-up messages; nil drops them.
+	Log Logger
 }
 
 // ID returns the container id.
@@ -391,6 +393,10 @@ func (c *Container) Signal(sig unix.Signal, all bool) error {
 			return &notRunningError{c.st.ID}
 		}
 		if cg == nil || !cg.m.Exists() {
+			if cg == nil && c.tracksExecs(nil) {
+				// Exec'd processes may outlive init here.
+				return c.signalAll(sig)
+			}
 			return nil
 		}
 		return cg.signal(sig)
@@ -422,25 +428,6 @@ func (c *Container) Signal(sig unix.Signal, all bool) error {
 	return nil
 }
 
-// signalAll signals the container's other processes. With a private pid
-// namespace they are the processes in init's namespace; without one, the
-// container cannot be told apart from the host, and only init is signalled.
-func (c *Container) signalAll(sig unix.Signal) error {
-	if ns, ok := c.st.Config.NamespaceOf(NEWPID); !ok || ns.Path != "" {
-		return nil
-	}
-	pids, err := pidnsMembers(c.st.InitPid)
-	if err != nil {
-		return fmt.Errorf("kill --all: %w", err)
-	}
-	for _, pid := range pids {
-		if pid != c.st.InitPid {
-			_ = unix.Kill(pid, sig)
-		}
-	}
-	return nil
-}
-
 // Delete removes a stopped or created container; force also kills a
 // running one. Poststop hooks run last; their failure is a warning.
 func (c *Container) Delete(force bool) error {
@@ -450,12 +437,8 @@ func (c *Container) Delete(force bool) error {
 	}
 	defer lock.Close()
 	switch s := c.Status(); s {
-	case Stopped:
-	case Created:
+	case Stopped, Created:
 		// runc deletes a created container without --force: it never ran.
-		if err := c.killAndWait(); err != nil {
-			return err
-		}
 	default:
 		if !force {
 			err := ErrRunning
@@ -464,9 +447,11 @@ func (c *Container) Delete(force bool) error {
 			}
 			return fmt.Errorf("container %s %w: stop it first, or use delete --force", c.st.ID, err)
 		}
-		if err := c.killAndWait(); err != nil {
-			return err
-		}
+	}
+	// Of a stopped container too: what outlived init (exec'd processes
+	// outside a pid namespace of its own) goes with it.
+	if err := c.killAndWait(); err != nil {
+		return err
 	}
 	var warn error
 	if hooks := c.st.Config.Hooks.Poststop; len(hooks) > 0 {
@@ -492,40 +477,6 @@ func (c *Container) Delete(force bool) error {
 		return &WarningError{Err: warn}
 	}
 	return nil
-}
-
-// killAndWait SIGKILLs every process of the container and waits for init
-// to exit (it may be another process's child, so it is polled, not reaped).
-func (c *Container) killAndWait() error {
-	if cg := c.cgroup(); cg != nil {
-		// Thaws a paused container too, so the kill takes effect.
-		_ = cg.signal(unix.SIGKILL)
-	} else {
-		_ = c.signalAll(unix.SIGKILL)
-	}
-	pidfd, err := c.pidfd()
-	if err != nil {
-		return nil // already gone
-	}
-	defer unix.Close(pidfd)
-	if err := unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
-		return fmt.Errorf("kill container %s: %w", c.st.ID, err)
-	}
-	// A pidfd polls readable once the process has exited (zombie included).
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		n, err := unix.Poll(fds, 100)
-		if n > 0 {
-			// Our own child (run): reap it so no zombie stays behind.
-			_, _ = unix.Wait4(c.st.InitPid, nil, unix.WNOHANG, nil)
-			return nil
-		}
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			return fmt.Errorf("wait for container %s to exit: %w", c.st.ID, err)
-		}
-	}
-	return fmt.Errorf("container %s: init %d did not exit within 10s of SIGKILL", c.st.ID, c.st.InitPid)
 }
 
 // Wait reaps init, which must be a child of the calling process (it is after
@@ -595,7 +546,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	defer exe.Close()
 
 	sp := newSpawnSpec(opts.Stdin, opts.Stdout, opts.Stderr, opts.ExtraFiles)
-	ic := &initConfig{Config: cfg, ID: id, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1, Rootless: r.Rootless, ControllingTTY: opts.ControllingTTY}
+	ic := &initConfig{Config: cfg, ID: id, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1, Rootless: r.Rootless, ControllingTTY: opts.ControllingTTY, LogLevel: logLevelOf(opts.Log)}
 	ic.FifoFd = sp.add(fifoFile)
 	if opts.ConsoleSocket != nil {
 		ic.ConsoleSocketFd = sp.add(opts.ConsoleSocket)
@@ -611,6 +562,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	sp.clone = cloneFlags &^ unix.CLONE_NEWCGROUP
 	sp.joins = joins
 	sp.usermap = func(stagePid int) error { return writeIDMaps(stagePid, cfg, r.Rootless) }
+	sp.log = opts.Log
 
 	child, err := sp.start()
 	if err != nil {
@@ -633,7 +585,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 
 	// init unshares its cgroup namespace as soon as it has the config, so
 	// it must be in its cgroup (limits set) before the config is sent.
-	if p.cgroup, err = applyCgroup(id, cfg, r.Rootless, p.pid); err != nil {
+	if p.cgroup, err = applyCgroup(id, cfg, r.Rootless, p.pid, opts.Log); err != nil {
 		return nil, err
 	}
 

@@ -32,6 +32,13 @@ type ExecOpts struct {
 	// while it lives, instead of going to the container's init, so that
 	// the whole tree can be found and killed (a persistent sandbox's Exec).
 	Subreaper bool
+	// Log receives what the process logs while it is set up; nil drops it.
+	Log Logger
+	// SubCgroups puts the process in existing sub-cgroups of the
+	// container's cgroup instead (runc's exec --cgroup): controller (v1
+	// name) to a path relative to the container's cgroup there, "" for
+	// every controller (the only key on cgroup v2).
+	SubCgroups map[string]string
 }
 
 // execConfig is what the parent sends the exec'd process after it joined
@@ -49,6 +56,8 @@ type execConfig struct {
 	Landlock *Landlock `json:"landlock,omitempty"`
 	// State is the container's OCI state, for a seccomp notify listener.
 	State []byte `json:"state,omitempty"`
+	// LogLevel: as initConfig's.
+	LogLevel string `json:"logLevel,omitempty"`
 }
 
 // Exec starts p inside the running container: it joins every namespace of
@@ -108,7 +117,7 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 	ec := &execConfig{
 		Process: p, Rootless: c.rt.Rootless, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1,
 		Seccomp: cfg.Seccomp, Landlock: cfg.Landlock,
-		ControllingTTY: opts.ControllingTTY, Subreaper: opts.Subreaper,
+		ControllingTTY: opts.ControllingTTY, Subreaper: opts.Subreaper, LogLevel: logLevelOf(opts.Log),
 	}
 	var state []byte
 	if cfg.Seccomp != nil {
@@ -123,6 +132,7 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 	}
 	sp.exe = exe
 	sp.affinity = p.ExecCPUAffinity
+	sp.log = opts.Log
 
 	child, err := sp.start()
 	if err != nil {
@@ -136,7 +146,7 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 		child.reap()
 	}()
 	ec.ExeFd = child.exeFd
-	if err := c.joinCgroup(child.pid); err != nil {
+	if err := c.admit(child, opts.SubCgroups); err != nil {
 		return 0, fmt.Errorf("exec: %w", err)
 	}
 	if err := child.sock.send(syncMsg{Type: syncExec, Exec: ec}); err != nil {
@@ -154,6 +164,33 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 		return 0, err
 	}
 	return child.pid, nil
+}
+
+// admit makes the new process one of the container's, before it runs the
+// program: it joins the cgroup or, where the container has neither a
+// cgroup nor a pid namespace of its own, is recorded (processes_linux.go).
+// Under the container's lock, with init checked to be alive: a delete
+// --force either comes first (and the exec fails) or finds the process.
+func (c *Container) admit(child *spawned, sub map[string]string) error {
+	lock, err := c.lock()
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if !c.isInit(c.st.InitPid) {
+		return fmt.Errorf("container %s %w: it stopped", c.st.ID, ErrNotRunning)
+	}
+	cg := c.cgroup()
+	if len(sub) > 0 {
+		if cg == nil {
+			return fmt.Errorf("--cgroup: container %s has no cgroup (an unprivileged user without a delegated cgroup v2 subtree created it)", c.st.ID)
+		}
+		return cg.joinSub(child.pid, sub)
+	}
+	if c.tracksExecs(cg) {
+		return c.recordExec(child.pid, child.startTime)
+	}
+	return c.joinCgroup(child.pid)
 }
 
 type nsFile struct {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/containerd/console"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
 	"github.com/nanobox-sandbox/nanobox-runc/libbox/nsenter"
@@ -35,8 +36,16 @@ func Init() error {
 	}
 	switch m.Type {
 	case syncConfig:
+		if m.Config != nil {
+			forwardLogs(sock, m.Config.LogLevel)
+			logrus.Debugf("init: setting up container %s, pid %d", m.Config.ID, os.Getpid())
+		}
 		err = initContainer(sock, m.Config)
 	case syncExec:
+		if m.Exec != nil {
+			forwardLogs(sock, m.Exec.LogLevel)
+			logrus.Debugf("exec: pid %d is in the container's namespaces", os.Getpid())
+		}
 		err = initExec(sock, m.Exec)
 	case syncNetListen:
 		if err = initNetListen(sock, m.Net); err == nil {

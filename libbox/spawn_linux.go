@@ -35,6 +35,8 @@ type spawnSpec struct {
 	// usermap writes the id maps of the stage's new user namespace when
 	// the stage asks for them; nil refuses the request.
 	usermap func(stagePid int) error
+	// log receives what the forked process logs (syncLog).
+	log Logger
 }
 
 // newSpawnSpec starts an fd table: 0, 1, 2 are stdin, stdout and stderr
@@ -70,6 +72,7 @@ type spawned struct {
 	// start time, so that it is never confused with a recycled pid.
 	pid       int
 	startTime uint64
+	log       Logger
 }
 
 // start runs the child and reads the stage's replies up to the forked
@@ -80,7 +83,7 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &spawned{sock: &syncSocket{f: parentSock}}
+	p := &spawned{sock: &syncSocket{f: parentSock}, log: orNop(s.log)}
 	defer func() {
 		if retErr != nil {
 			p.abort()
@@ -187,16 +190,21 @@ func (p *spawned) kill() {
 type childHandler func(m syncMsg) (done bool, err error)
 
 // serve reads the forked process's messages until handle says done. An
-// error message from the child becomes the returned error; EOF (the child
-// exited, or exec'd: the socket is close-on-exec) is errSyncEOF.
+// error message from the child becomes the returned error; its log
+// messages go to the spawn's Logger; EOF (the child exited, or exec'd: the
+// socket is close-on-exec) is errSyncEOF.
 func (p *spawned) serve(handle childHandler) error {
 	for {
 		m, err := p.sock.recv()
 		if err != nil {
 			return err
 		}
-		if m.Type == syncError {
+		switch m.Type {
+		case syncError:
 			return m.initError()
+		case syncLog:
+			logTo(p.log, m.Log)
+			continue
 		}
 		done, err := handle(m)
 		if err != nil || done {

@@ -18,8 +18,8 @@ import (
 const (
 	stateFile = "state.json"
 	fifoName  = "exec.fifo"
-	// maxIDLen bounds container ids (they name a directory).
-	maxIDLen = 1024
+	// maxIDLen bounds container ids: they name a directory (NAME_MAX).
+	maxIDLen = 255
 )
 
 // Status is the OCI status of a container.
@@ -51,18 +51,31 @@ type persisted struct {
 	CgroupPaths map[string]string `json:"cgroupPaths,omitempty"`
 }
 
-// ValidateID rejects ids that are empty, too long, or could name a path
-// outside the state root.
+// ValidateID accepts the ids runc accepts: one or more ASCII letters,
+// digits and the characters _ + , - . (runc's pattern [\w+-\.] has the
+// range "+-." in it, which takes in the comma), other than "." and "..";
+// so an id is always one plain directory name, never a path, a space or a
+// shell character. At most maxIDLen bytes: a longer name is not a
+// directory name (NAME_MAX).
 func ValidateID(id string) error {
 	switch {
 	case id == "":
 		return fmt.Errorf("%w: id is empty", ErrInvalidID)
 	case len(id) > maxIDLen:
 		return fmt.Errorf("%w: id is longer than %d bytes", ErrInvalidID, maxIDLen)
-	case id == "." || id == ".." || strings.ContainsAny(id, "/\x00") || strings.Contains(id, ".."):
-		return fmt.Errorf("%w %q: it must not contain '/', '..' or NUL", ErrInvalidID, id)
+	case id == "." || id == "..":
+		return fmt.Errorf("%w %q: it names a directory", ErrInvalidID, id)
+	}
+	for i := 0; i < len(id); i++ {
+		if !idChar(id[i]) {
+			return fmt.Errorf("%w %q: an id is made of letters, digits and _ + - . , (as in runc)", ErrInvalidID, id)
+		}
 	}
 	return nil
+}
+
+func idChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c >= '+' && c <= '.'
 }
 
 // writeState stores st atomically: a temp file in the same directory,
@@ -216,7 +229,8 @@ func parseProcStat(b []byte) (procStat, error) {
 	if i < 0 || i+2 >= len(b) {
 		return procStat{}, errors.New("malformed /proc/PID/stat")
 	}
-	// After ") ": field 3 (state) is index 0; field 22 (starttime) is index 19.
+	// After ") ": field 3 (state) is index 0, field 4 (ppid) index 1,
+	// field 22 (starttime) index 19.
 	f := strings.Fields(string(b[i+2:]))
 	if len(f) < 20 || len(f[0]) != 1 {
 		return procStat{}, errors.New("malformed /proc/PID/stat")

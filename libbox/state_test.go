@@ -15,13 +15,15 @@ import (
 )
 
 func TestValidateID(t *testing.T) {
-	good := []string{"a", "abc-123_X.y", strings.Repeat("x", maxIDLen)}
+	// runc 1.1.5 accepts these (its class [\w+-\.] includes the comma)...
+	good := []string{"a", "abc-123_X.y", "a+b", "a,b", "x..y", ".a", "a.", "..a", strings.Repeat("x", maxIDLen)}
 	for _, id := range good {
 		if err := ValidateID(id); err != nil {
 			t.Errorf("ValidateID(%q) = %v, want nil", id, err)
 		}
 	}
-	bad := []string{"", ".", "..", "../x", "a/b", "/abs", "x..y", "nul\x00", strings.Repeat("x", maxIDLen+1)}
+	// ... and refuses these.
+	bad := []string{"", ".", "..", "../x", "a/b", "/abs", "nul\x00", "a b", "a;b", "$(x)", "a\nb", "é", "a:b", "a*", "~x", strings.Repeat("x", maxIDLen+1)}
 	for _, id := range bad {
 		if err := ValidateID(id); !errors.Is(err, ErrInvalidID) {
 			t.Errorf("ValidateID(%q) = %v, want ErrInvalidID", id, err)

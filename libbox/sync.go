@@ -39,6 +39,10 @@ package libbox
 //	helper  mount-done    mountReply              done; "open-tree" is followed by a
 //	                                              1-byte packet with the tree; the
 //	                                              helper exits (or: error)
+//	init    log           Log {level, msg}        something init (or an exec'd process)
+//	                                              logged during set-up, at or above the
+//	                                              config's LogLevel; the parent hands
+//	                                              it to its Logger (no reply)
 //
 // The descriptors that cross this socket are the seccomp notify fd and a
 // network allowlist's; init sends the pty master straight to the console
@@ -48,10 +52,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -69,6 +75,7 @@ const (
 	syncError     syncType = "error"
 	syncMountOp   syncType = "mount-op"
 	syncMountDone syncType = "mount-done"
+	syncLog       syncType = "log"
 )
 
 // maxSyncMsg is the socket buffer asked for; the kernel caps it at
@@ -86,6 +93,13 @@ type syncMsg struct {
 	Net       *netFdsMsg  `json:"net,omitempty"`
 	MountOp   *mountOp    `json:"mountOp,omitempty"`
 	MountDone *mountReply `json:"mountDone,omitempty"`
+	Log       *logEntry   `json:"log,omitempty"`
+}
+
+// logEntry is one message init logged; Level is a logrus level name.
+type logEntry struct {
+	Level string `json:"level"`
+	Msg   string `json:"msg"`
 }
 
 // initConfig is what the parent sends init after the namespaces exist.
@@ -106,6 +120,9 @@ type initConfig struct {
 	NewUTSNS   bool `json:"newUTSNS"`
 	// NewNetNS: init made a network namespace, whose lo it brings up.
 	NewNetNS bool `json:"newNetNS"`
+	// LogLevel is the lowest level (a logrus level name) of the messages
+	// init forwards to the parent.
+	LogLevel string `json:"logLevel,omitempty"`
 	// NewCgroupNS asks init to unshare its cgroup namespace first thing.
 	NewCgroupNS bool `json:"newCgroupNS"`
 	// ControllingTTY: stdin is a terminal the caller opened, which init
@@ -116,8 +133,11 @@ type initConfig struct {
 	State *OCIState `json:"state"`
 }
 
-// syncSocket is one end of the socketpair.
+// syncSocket is one end of the socketpair. Close makes it unusable.
 type syncSocket struct{ f *os.File }
+
+// errSyncClosed: the socket was closed on this side.
+var errSyncClosed = errors.New("sync socket closed")
 
 func (s *syncSocket) send(m syncMsg) error {
 	b, err := json.Marshal(m)
@@ -128,6 +148,9 @@ func (s *syncSocket) send(m syncMsg) error {
 }
 
 func (s *syncSocket) sendRaw(b []byte) error {
+	if s.f == nil {
+		return errSyncClosed
+	}
 	if _, err := unix.Write(int(s.f.Fd()), b); err != nil {
 		return fmt.Errorf("sync socket write: %w", err)
 	}
@@ -138,6 +161,9 @@ func (s *syncSocket) sendRaw(b []byte) error {
 var errSyncEOF = errors.New("peer closed the sync socket")
 
 func (s *syncSocket) recvRaw() ([]byte, error) {
+	if s.f == nil {
+		return nil, errSyncClosed
+	}
 	fd := int(s.f.Fd())
 	for {
 		// MSG_PEEK|MSG_TRUNC returns the packet's real length, so the
@@ -196,7 +222,77 @@ func (s *syncSocket) expect(t syncType) (syncMsg, error) {
 	return m, nil
 }
 
-func (s *syncSocket) Close() error { return s.f.Close() }
+func (s *syncSocket) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	return err
+}
+
+// forwardLogs makes the process-wide logrus logger of init (or of an exec'd
+// process), which the library code running there logs to, send its
+// messages to the parent over sock (syncLog), as crun does: they end in
+// the caller's --log file, in its format, never in the container's stdio.
+// Once the socket is closed (init is set up and waits for start: its
+// parent has gone), warnings and errors go to stderr, the only way left to
+// tell anyone; the rest is dropped.
+func forwardLogs(sock *syncSocket, level string) {
+	lvl, err := logrus.ParseLevel(level)
+	if err != nil {
+		lvl = logrus.WarnLevel
+	}
+	logrus.SetLevel(lvl)
+	logrus.SetOutput(io.Discard)
+	logrus.AddHook(&logForwarder{sock: sock})
+}
+
+type logForwarder struct{ sock *syncSocket }
+
+func (h *logForwarder) Levels() []logrus.Level { return logrus.AllLevels }
+
+func (h *logForwarder) Fire(e *logrus.Entry) error {
+	err := h.sock.send(syncMsg{Type: syncLog, Log: &logEntry{Level: e.Level.String(), Msg: e.Message}})
+	if err != nil && e.Level <= logrus.WarnLevel {
+		fmt.Fprintf(os.Stderr, "nanobox-runc init: %s: %s\n", e.Level, e.Message)
+	}
+	return nil
+}
+
+// logTo hands a message init forwarded to log, at its level.
+func logTo(log Logger, e *logEntry) {
+	if e == nil {
+		return
+	}
+	lvl, err := logrus.ParseLevel(e.Level)
+	if err != nil {
+		lvl = logrus.WarnLevel
+	}
+	switch {
+	case lvl >= logrus.DebugLevel:
+		log.Debugf("%s", e.Msg)
+	case lvl == logrus.InfoLevel:
+		log.Infof("%s", e.Msg)
+	case lvl == logrus.WarnLevel:
+		log.Warnf("%s", e.Msg)
+	default:
+		log.Errorf("%s", e.Msg)
+	}
+}
+
+// logLevelOf is the level init forwards messages from, for log: a
+// logrus logger's own level; everything for another Logger; only errors
+// for none (they are dropped, but init's are also its returned error).
+func logLevelOf(log Logger) string {
+	if log == nil {
+		return logrus.ErrorLevel.String()
+	}
+	if l, ok := log.(interface{ GetLevel() logrus.Level }); ok {
+		return l.GetLevel().String()
+	}
+	return logrus.TraceLevel.String()
+}
 
 func newSyncPair() (parent, child *os.File, err error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)

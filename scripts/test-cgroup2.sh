@@ -37,7 +37,7 @@ fi
 # there), so by default the VM runs the tests whose outcome depends on the
 # cgroup version or on delegation; the rest (argument checks, messages)
 # runs on the host. CGROUP2_FILTER='' runs them all.
-FILTER=${CGROUP2_FILTER-'sandbox: limit (cpus|cpuTime)|memory hog|fork bomb|cpu quota|deny-all device|cgroupsPath absolute|systemd form|SIGKILLed|kill --all signals every|without a delegated subtree|raise the memory|cpu shares|pause stops progress|paused container kills|ps lists the processes|events --stats returns|events reports an OOM|cannot enforce'}
+FILTER=${CGROUP2_FILTER-'sandbox: limit (cpus|cpuTime)|memory hog|fork bomb|cpu quota|deny-all device|cgroupsPath absolute|systemd form|SIGKILLed|kill --all signals every|without a delegated subtree|raise the memory|cpu shares|pause stops progress|paused container kills|ps lists the processes|events --stats returns|events reports an OOM|cannot enforce|pre-frozen|below a frozen|already holds a process'}
 filter=()
 [[ -z "$FILTER" ]] || filter=(--filter "$FILTER")
 cp -a "$NANOBOX_HOST_BUSYBOX" /tmp/busybox-rootfs

@@ -13,6 +13,7 @@ setup() {
 
 teardown() {
 	teardown_test
+	cleanup_cgroup
 }
 
 @test "cgroups: a memory hog under 64 MiB is OOM-killed and reported" {
@@ -262,4 +263,127 @@ run_outside_delegation() {
 	[[ "$output" == *"need the cgroup"*"controller(s)"* ]]
 	assert_nothing_left "$CID"
 	[ -z "$(find /sys/fs/cgroup -maxdepth 8 -type d -name "$CID")" ]
+}
+
+# frozen_cgroup NAME: a frozen cgroup /NAME (on v1, in the freezer
+# hierarchy), thawed and removed by the test's teardown.
+frozen_cgroup() {
+	local name=$1 dir
+	if cgroup_v2; then
+		dir=/sys/fs/cgroup/$name
+		mkdir "$dir"
+		echo 1 >"$dir/cgroup.freeze"
+	else
+		dir=/sys/fs/cgroup/freezer/$name
+		mkdir "$dir"
+		echo FROZEN >"$dir/freezer.state"
+	fi
+	CLEANUP_CGROUP=$name
+}
+
+# cleanup_cgroup: thaw and remove the cgroup /$CLEANUP_CGROUP in every
+# hierarchy (the runtime may have made it in each).
+cleanup_cgroup() {
+	[[ -n "${CLEANUP_CGROUP:-}" ]] || return 0
+	local d
+	for d in /sys/fs/cgroup/$CLEANUP_CGROUP /sys/fs/cgroup/*/$CLEANUP_CGROUP; do
+		[[ -d "$d" ]] || continue
+		[[ -f "$d/freezer.state" ]] && echo THAWED >"$d/freezer.state"
+		[[ -f "$d/cgroup.freeze" ]] && echo 0 >"$d/cgroup.freeze"
+		[[ -f "$d/cgroup.procs" ]] && for p in $(cat "$d/cgroup.procs"); do kill -9 "$p"; done
+		# Killed tasks leave the cgroup once the kernel has reaped them.
+		retry 100 0.05 rmdir "$d" 2>/dev/null || true
+	done
+	CLEANUP_CGROUP=
+	return 0
+}
+
+@test "cgroups: a pre-frozen cgroup is refused, and nothing is left" {
+	requires root
+	local name="nbx-frozen-$CID"
+	frozen_cgroup "$name"
+	update_config '.linux.cgroupsPath = $p | .process.args = ["sleep", "1000"]' "$BUNDLE" --arg p "/$name"
+	runtime run -d -b "$BUNDLE" "$CID"
+	cleanup_cgroup
+	[ "$status" -ne 124 ] || fail "run -d hung on a frozen cgroup"
+	[ "$status" -ne 0 ]
+	if ! is_runc; then
+		[[ "$output" == *"cannot hold a container: it is frozen"* ]]
+	fi
+	assert_nothing_left "$CID"
+}
+
+@test "cgroups: a cgroup below a frozen one is refused too" {
+	requires root
+	skip_if_runc "runc 1.1.5 checks only the container's own cgroup"
+	local name="nbx-frozen-$CID"
+	frozen_cgroup "$name"
+	update_config '.linux.cgroupsPath = $p | .process.args = ["sleep", "1000"]' "$BUNDLE" --arg p "/$name/child"
+	runtime run -d -b "$BUNDLE" "$CID"
+	[ "$status" -ne 124 ] || { cleanup_cgroup; fail "run -d hung below a frozen cgroup"; }
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"/$name is frozen, and so would it be"* ]]
+	local d
+	for d in /sys/fs/cgroup/$name/child /sys/fs/cgroup/*/$name/child; do
+		[[ -d "$d" ]] && rmdir "$d"
+	done
+	cleanup_cgroup
+	assert_nothing_left "$CID"
+}
+
+@test "cgroups: a cgroup that already holds a process is used, with a warning" {
+	requires root
+	local name="nbx-busy-$CID" dir
+	if cgroup_v2; then dir=/sys/fs/cgroup/$name; else dir=/sys/fs/cgroup/pids/$name; fi
+	mkdir "$dir"
+	CLEANUP_CGROUP=$name
+	sleep 1000 &
+	local squatter=$!
+	echo "$squatter" >"$dir/cgroup.procs"
+	update_config '.linux.cgroupsPath = $p | .process.args = ["sleep", "1000"]' "$BUNDLE" --arg p "/$name"
+	runtime run -d -b "$BUNDLE" "$CID"
+	local st=$status out=$output
+	runtime delete --force "$CID"
+	kill -9 "$squatter"
+	wait "$squatter" 2>/dev/null || true
+	cleanup_cgroup
+	[ "$st" -eq 0 ]
+	# runc 1.1.5 looks at the devices hierarchy only (on v1).
+	[[ "$out" == *"cgroup is not empty: 1 process(es) found"* ]] || { is_runc && ! cgroup_v2; }
+}
+
+@test "cgroups: device access strings as runc takes them (any order, repeats)" {
+	requires root
+	local access
+	update_config '.linux.devices = [{"path": "/dev/fuse", "type": "c", "major": 10, "minor": 229, "fileMode": 438}]'
+	for access in wr rw mrw rwmr wrr; do
+		set_resources '{"devices": [{"allow": false, "access": "rwm"}, {"allow": true, "type": "c", "major": 10, "minor": 229, "access": "'"$access"'"}]}'
+		run_sh 'exec 4<>/dev/fuse && echo fuse-opened'
+		[ "$output" = fuse-opened ] || fail "access '$access': $output"
+	done
+	# Read only: read-write is refused.
+	set_resources '{"devices": [{"allow": false, "access": "rwm"}, {"allow": true, "type": "c", "major": 10, "minor": 229, "access": "r"}]}'
+	run_sh '(exec 4<>/dev/fuse) && echo fuse-opened; (exec 5</dev/fuse) && echo read-opened'
+	[[ "$output" != *fuse-opened* ]]
+	[[ "$output" == *read-opened* ]]
+}
+
+@test "cgroups: device access strings runc refuses are refused" {
+	requires root
+	local access
+	for access in x; do
+		set_resources '{"devices": [{"allow": false, "access": "rwm"}, {"allow": true, "type": "c", "major": 10, "minor": 229, "access": "'"$access"'"}]}'
+		set_args true
+		runtime run -b "$BUNDLE" "$CID"
+		[ "$status" -ne 0 ] || fail "access '$access' was accepted"
+		assert_nothing_left "$CID"
+	done
+	skip_if_runc "runc 1.1.5 drops an unknown letter next to valid ones (rwx is rw)"
+	for access in rwx "r w"; do
+		set_resources '{"devices": [{"allow": false, "access": "rwm"}, {"allow": true, "type": "c", "major": 10, "minor": 229, "access": "'"$access"'"}]}'
+		runtime run -b "$BUNDLE" "$CID"
+		[ "$status" -ne 0 ] || fail "access '$access' was accepted"
+		[[ "$output" == *"is not a combination of r, w and m"* ]]
+		assert_nothing_left "$CID"
+	done
 }

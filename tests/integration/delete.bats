@@ -79,3 +79,85 @@ teardown() {
 	done
 	assert_nothing_left "$CID"
 }
+
+# exec_bg CMD...: exec -d CMD into $CID; prints its host pid.
+exec_bg() {
+	local pf="$BATS_TEST_TMPDIR/exec.$RANDOM.pid"
+	runtime_ok exec -d --pid-file "$pf" "$CID" "$@" >&2
+	cat "$pf"
+}
+
+# gone PID: PID is no longer a live process (a zombie counts as gone).
+gone() {
+	! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null
+}
+
+# live_matching PATTERN: live processes whose command line is PATTERN.
+live_matching() {
+	local p
+	for p in $(pgrep -xf "$1"); do
+		gone "$p" || echo "$p"
+	done
+}
+
+# host_pidns: the container shares the host's pid namespace. Rootless, it
+# cannot mount a proc of its own then: it gets the host's, bound.
+host_pidns() {
+	update_config '.linux.namespaces |= map(select(.type != "pid"))
+		| .mounts |= map(if .destination == "/proc" then {destination: "/proc", type: "bind", source: "/proc", options: ["rbind", "nosuid", "nodev", "noexec"]} else . end)'
+}
+
+@test "delete --force: exec'd processes are killed, and gone when it returns" {
+	run_detached
+	e1=$(exec_bg sleep 1000)
+	e2=$(exec_bg sleep 1000)
+	runtime_ok delete --force "$CID"
+	gone "$e1" || fail "exec'd process $e1 survived delete --force"
+	gone "$e2" || fail "exec'd process $e2 survived delete --force"
+	assert_nothing_left "$CID"
+}
+
+@test "delete --force: exec'd processes and their children are killed with the host's pid namespace" {
+	! is_rootless || skip_if_runc "runc 1.1.5 does not find exec'd processes without a cgroup or a pid namespace"
+	host_pidns
+	run_detached
+	# A unique command line: the processes of this test, and no others.
+	mark=$((1000000 + RANDOM * 32 + $$ % 32))
+	e1=$(exec_bg sleep "$mark")
+	# One that keeps forking: none of its children may escape the kill.
+	e2=$(exec_bg sh -c "while :; do sleep $mark & done")
+	retry 100 0.05 eval '[ "$(live_matching "sleep $mark" | wc -l)" -ge 5 ]'
+	runtime_ok delete --force "$CID"
+	gone "$e1" || fail "exec'd process $e1 survived delete --force"
+	gone "$e2" || fail "exec'd process $e2 survived delete --force"
+	left=$(live_matching "sleep $mark")
+	[ -z "$left" ] || fail "children of exec'd processes survived: $left"
+	assert_nothing_left "$CID"
+}
+
+@test "delete: exec'd processes that outlived init go with a stopped container (host pid namespace)" {
+	! is_rootless || skip_if_runc "runc 1.1.5 does not find exec'd processes without a cgroup or a pid namespace"
+	host_pidns
+	run_detached
+	e1=$(exec_bg sleep 1000)
+	kill -9 "$(ctr_pid)"
+	wait_for_status "$CID" stopped
+	# ps still finds what is left of the container.
+	runtime_ok ps --format json "$CID"
+	[[ "$(jq -c . <<<"$output")" == *"$e1"* ]] || is_runc || fail "ps does not list exec'd process $e1"
+	runtime_ok delete "$CID"
+	gone "$e1" || fail "exec'd process $e1 survived delete"
+	assert_nothing_left "$CID"
+}
+
+@test "kill --all: reaches exec'd processes with the host's pid namespace" {
+	! is_rootless || skip_if_runc "runc 1.1.5 does not find exec'd processes without a cgroup or a pid namespace"
+	host_pidns
+	run_detached
+	e1=$(exec_bg sleep 1000)
+	runtime_ok ps --format json "$CID"
+	[[ "$(jq -c . <<<"$output")" == *"$e1"* ]] || is_runc || fail "ps does not list exec'd process $e1"
+	runtime_ok kill --all "$CID" KILL
+	wait_pid_gone "$e1"
+	wait_for_status "$CID" stopped
+}

@@ -462,3 +462,32 @@ process_json() {
 	runtime exec
 	[ "$status" -ne 0 ]
 }
+
+@test "exec --cgroup: the process goes in an existing sub-cgroup of the container's" {
+	requires root
+	run_detached
+	local pid dir sub=nbx-sub
+	pid=$(ctr_pid)
+	if cgroup_v2; then
+		dir=$(cgroup_path "$pid")
+		mkdir "$dir/$sub"
+		runtime_ok exec --cgroup "$sub" "$CID" cat /proc/self/cgroup
+		[[ "$output" == *"/$sub" ]]
+	else
+		dir=$(cgroup_path "$pid" pids)
+		mkdir "$dir/$sub"
+		runtime_ok exec --cgroup "pids:$sub" "$CID" cat /proc/self/cgroup
+		# In the pids hierarchy only; the rest is the container's.
+		grep -Eq "^[0-9]+:pids:.*/$sub\$" <<<"$output"
+		! grep -E "^[0-9]+:memory:.*/$sub\$" <<<"$output"
+		runtime exec --cgroup "memory:$sub" "$CID" true
+		[ "$status" -ne 0 ]
+	fi
+	# A sub-cgroup that does not exist, or one outside, is an error.
+	runtime exec --cgroup nosuch "$CID" true
+	[ "$status" -ne 0 ]
+	runtime exec --cgroup ../escape "$CID" true
+	[ "$status" -ne 0 ]
+	runtime_ok delete --force "$CID"
+	rmdir "$dir/$sub" 2>/dev/null || true
+}

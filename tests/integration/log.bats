@@ -75,3 +75,31 @@ assert_json_lines() {
 	runtime --log "$LOG" --log-format yaml list
 	[ "$status" -ne 0 ]
 }
+
+@test "log: --debug reaches init: its messages go to the --log file as JSON, not to the container's output" {
+	skip_if_runc "runc logs init's messages through its own log pipe, with other wording"
+	set_args sh -c 'echo container-output'
+	runtime_ok --log "$LOG" --log-format json --debug run -b "$BUNDLE" "$CID"
+	cat "$LOG"
+	assert_json_lines "$LOG"
+	# Logged inside init, before the program ran, at debug level.
+	jq -e -s 'any(.[]; .level == "debug" and (.msg | startswith("init: setting up container '"$CID"'")))' "$LOG"
+	# The container's own output has nothing of the runtime's.
+	[ "$output" = container-output ]
+}
+
+@test "log: an exec'd process's set-up messages go to the --log file too" {
+	skip_if_runc "runc logs init's messages through its own log pipe, with other wording"
+	run_detached
+	runtime_ok --log "$LOG" --log-format json --debug exec "$CID" echo exec-output
+	cat "$LOG"
+	assert_json_lines "$LOG"
+	jq -e -s 'any(.[]; .level == "debug" and (.msg | startswith("exec: pid ")))' "$LOG"
+	[ "$output" = exec-output ]
+}
+
+@test "log: without --debug, init's debug messages are not sent at all" {
+	set_args true
+	runtime_ok --log "$LOG" --log-format json run -b "$BUNDLE" "$CID"
+	[ ! -s "$LOG" ] || ! jq -e -s 'any(.[]; .level == "debug")' "$LOG"
+}
