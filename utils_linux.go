@@ -122,7 +122,7 @@ func loadConfig(c *cli.Context, rootless bool) (*libbox.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bundle path: %w", err)
 	}
-	spec, err := specconv.LoadSpec(bundle)
+	spec, err := specconv.LoadSpec(bundle, logrus.Warnf)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func createContainer(c *cli.Context, consoleSocket *os.File) (*libbox.Container,
 	if !cfg.Process.Terminal {
 		consoleSocket = nil
 	}
-	opts := libbox.CreateOpts{ExtraFiles: extra, ConsoleSocket: consoleSocket}
+	opts := libbox.CreateOpts{ExtraFiles: extra, ConsoleSocket: consoleSocket, Log: logrus.StandardLogger()}
 	// A network allowlist's supervisor logs its denials to --log. Never
 	// to stderr: podman's conmon and containerd's shim read create's
 	// output pipes to their end, which a supervisor holding them would

@@ -32,7 +32,7 @@ func FuzzFromSpec(f *testing.F) {
 	}
 	quiet := func(string, ...any) {}
 	f.Fuzz(func(t *testing.T, data []byte, rootless bool) {
-		spec, err := ParseSpec(data, "config.json")
+		spec, err := ParseSpec(data, "config.json", nil)
 		if err != nil {
 			if spec != nil {
 				t.Fatalf("ParseSpec returned a spec and the error %v", err)

@@ -17,9 +17,11 @@ import (
 const ConfigName = "config.json"
 
 // LoadSpec reads bundleDir/config.json. Unknown properties are ignored, as
-// the runtime-spec requires; a missing process, process.args or root is an
-// error, as are malformed JSON (reported with its line and column).
-func LoadSpec(bundleDir string) (*specs.Spec, error) {
+// the runtime-spec requires, each with a warning through warnf (nil: none)
+// naming its path (see UnknownKeys), so that a typo shows; a missing
+// process, process.args or root is an error, as are malformed JSON
+// (reported with its line and column).
+func LoadSpec(bundleDir string, warnf func(format string, args ...any)) (*specs.Spec, error) {
 	if bundleDir == "" {
 		bundleDir = "."
 	}
@@ -31,15 +33,20 @@ func LoadSpec(bundleDir string) (*specs.Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	return ParseSpec(data, path)
+	return ParseSpec(data, path, warnf)
 }
 
 // ParseSpec decodes config.json data read from path (which names the file in
-// errors) with LoadSpec's checks.
-func ParseSpec(data []byte, path string) (*specs.Spec, error) {
+// errors) with LoadSpec's checks and warnings.
+func ParseSpec(data []byte, path string, warnf func(format string, args ...any)) (*specs.Spec, error) {
 	var spec specs.Spec
 	if err := json.Unmarshal(data, &spec); err != nil {
 		return nil, fmt.Errorf("parse %s: %s%w", path, jsonPosition(data, err), err)
+	}
+	if warnf != nil {
+		for _, k := range UnknownKeys(data) {
+			warnf("%s: unknown key %s ignored (not in runtime-spec %s: a typo?)", path, k, specs.Version)
+		}
 	}
 	switch {
 	case spec.Process == nil:

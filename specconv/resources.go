@@ -247,14 +247,24 @@ func deviceRule(d specs.LinuxDeviceCgroup) (*devices.Rule, error) {
 	if d.Minor != nil {
 		rule.Minor = *d.Minor
 	}
-	access := d.Access
-	if access == "" {
-		access = "rwm"
+	// As runc: r, w and m in any order, repeats allowed. runc also drops
+	// other letters next to valid ones, where a typo is refused here; it
+	// refuses an empty access, which the spec allows (the field is
+	// optional): that means all of them here, as in crun.
+	given := d.Access
+	if given == "" {
+		given = "rwm"
 	}
-	rule.Permissions = devices.Permissions(access)
-	if !rule.Permissions.IsValid() || strings.Trim(access, "rwm") != "" {
+	if strings.Trim(given, "rwm") != "" {
 		return nil, fmt.Errorf("access %q is not a combination of r, w and m", d.Access)
 	}
+	var access string
+	for _, c := range "rwm" {
+		if strings.ContainsRune(given, c) {
+			access += string(c)
+		}
+	}
+	rule.Permissions = devices.Permissions(access)
 	return rule, nil
 }
 

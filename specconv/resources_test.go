@@ -36,6 +36,7 @@ func TestResourcesFull(t *testing.T) {
 			{Allow: false, Access: "rwm"},
 			{Allow: true, Type: "c", Major: i64(10), Minor: i64(229), Access: "rw"},
 			{Allow: true, Type: "b", Major: i64(8)},
+			{Allow: true, Type: "c", Major: i64(1), Minor: i64(9), Access: "mwrw"},
 		},
 		Memory: &specs.LinuxMemory{
 			Limit: i64(64 << 20), Reservation: i64(32 << 20), Swap: i64(128 << 20),
@@ -62,6 +63,7 @@ func TestResourcesFull(t *testing.T) {
 		{Type: devices.WildcardDevice, Major: devices.Wildcard, Minor: devices.Wildcard, Permissions: "rwm", Allow: false},
 		{Type: devices.CharDevice, Major: 10, Minor: 229, Permissions: "rw", Allow: true},
 		{Type: devices.BlockDevice, Major: 8, Minor: devices.Wildcard, Permissions: "rwm", Allow: true},
+		{Type: devices.CharDevice, Major: 1, Minor: 9, Permissions: "rwm", Allow: true},
 	}
 	if !reflect.DeepEqual(r.Devices, wantDev) {
 		t.Errorf("devices %+v", r.Devices)

@@ -226,7 +226,7 @@ func TestExampleRoundTrip(t *testing.T) {
 	if err := WriteSpec(bundle, Example()); err != nil {
 		t.Fatal(err)
 	}
-	spec, err := LoadSpec(bundle)
+	spec, err := LoadSpec(bundle, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -784,7 +784,7 @@ func TestLoadSpec(t *testing.T) {
 
 	t.Run("missing file", func(t *testing.T) {
 		dir := t.TempDir()
-		_, err := LoadSpec(dir)
+		_, err := LoadSpec(dir, nil)
 		if err == nil || !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("error = %v, want ErrNotExist", err)
 		}
@@ -796,7 +796,7 @@ func TestLoadSpec(t *testing.T) {
 	})
 	t.Run("malformed json names the file and line", func(t *testing.T) {
 		dir := write(t, "{\n  \"ociVersion\": \"1.0.0\",\n  \"process\": {,\n}\n")
-		_, err := LoadSpec(dir)
+		_, err := LoadSpec(dir, nil)
 		var syntaxErr *json.SyntaxError
 		if err == nil || !errors.As(err, &syntaxErr) {
 			t.Fatalf("error = %v, want a wrapped json.SyntaxError", err)
@@ -808,7 +808,7 @@ func TestLoadSpec(t *testing.T) {
 		}
 	})
 	t.Run("wrong type", func(t *testing.T) {
-		_, err := LoadSpec(write(t, `{"process": {"args": "sh"}}`))
+		_, err := LoadSpec(write(t, `{"process": {"args": "sh"}}`), nil)
 		if err == nil || !strings.Contains(err.Error(), "line 1, column") || !strings.Contains(err.Error(), "process.args") {
 			t.Fatalf("error = %v", err)
 		}
@@ -822,20 +822,30 @@ func TestLoadSpec(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := write(t, tt.json)
-			_, err := LoadSpec(dir)
+			_, err := LoadSpec(dir, nil)
 			want := filepath.Join(dir, "config.json") + ": " + tt.err
 			if err == nil || err.Error() != want {
 				t.Fatalf("error = %v, want %q", err, want)
 			}
 		})
 	}
-	t.Run("unknown properties are ignored", func(t *testing.T) {
-		spec, err := LoadSpec(write(t, `{"ociVersion": "1.0.2", "future": {"x": 1}, "process": {"args": ["sh"], "cwd": "/", "newThing": true}, "root": {"path": "rootfs"}}`))
+	t.Run("unknown properties are ignored, each with a warning naming it", func(t *testing.T) {
+		var warnings []string
+		warnf := func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) }
+		dir := write(t, `{"ociVersion": "1.0.2", "future": {"x": 1}, "process": {"args": ["sh"], "cwd": "/", "newThing": true}, "root": {"path": "rootfs"}}`)
+		spec, err := LoadSpec(dir, warnf)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if spec.Version != "1.0.2" || spec.Process.Args[0] != "sh" || spec.Root.Path != "rootfs" {
 			t.Errorf("spec %+v", spec)
+		}
+		want := []string{
+			filepath.Join(dir, "config.json") + ": unknown key future ignored (not in runtime-spec " + specs.Version + ": a typo?)",
+			filepath.Join(dir, "config.json") + ": unknown key process.newThing ignored (not in runtime-spec " + specs.Version + ": a typo?)",
+		}
+		if !reflect.DeepEqual(warnings, want) {
+			t.Errorf("warnings:\n%q\nwant\n%q", warnings, want)
 		}
 	})
 }
