@@ -32,8 +32,11 @@ help:
 	@echo "make demo-bundle           run a sample busybox bundle end to end"
 	@echo "make clean                 remove build outputs"
 
+# --version's commit line (runc's); empty outside a git checkout.
+GIT_COMMIT ?= $(shell git describe --always --dirty --abbrev=12 2>/dev/null)
+
 build:
-	$(GO) build -o $(BINARY) .
+	$(GO) build -ldflags "-X main.gitCommit=$(GIT_COMMIT)" -o $(BINARY) .
 
 # The console-socket receiver the tty suite uses.
 recvtty: $(RECVTTY)

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/nanobox-sandbox/nanobox-runc/libbox"
 )
 
 var listCommand = &cli.Command{
@@ -35,13 +33,13 @@ var listCommand = &cli.Command{
 		if err != nil {
 			return err
 		}
-		states := []*libbox.OCIState{}
+		states := []*runcState{}
 		for _, id := range ids {
 			ctr, err := rt.Load(id)
 			if err != nil {
 				continue // deleted meanwhile
 			}
-			states = append(states, ctr.State())
+			states = append(states, runcStateOf(ctr.State()))
 		}
 		if c.Bool("quiet") {
 			for _, s := range states {

@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+	libseccomp "github.com/seccomp/libseccomp-golang"
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
 
@@ -38,15 +41,13 @@ func main() {
 		os.Exit(1)
 	}
 	app := newApp()
-	if err := app.Run(os.Args); err != nil {
+	if err := app.Run(reorderArgs(app, os.Args)); err != nil {
 		fatal(err)
 	}
 }
 
 func newApp() *cli.App {
-	cli.VersionPrinter = func(c *cli.Context) {
-		fmt.Fprintf(c.App.Writer, "nanobox-runc version %s\nspec: %s\n", version, specs.Version)
-	}
+	cli.VersionPrinter = func(c *cli.Context) { printVersion(c.App.Writer) }
 	return &cli.App{
 		Name:    "nanobox-runc",
 		Usage:   usage,
@@ -77,6 +78,8 @@ func newApp() *cli.App {
 			eventsCommand,
 			specCommand,
 			featuresCommand,
+			checkpointCommand,
+			restoreCommand,
 			sandboxCommand,
 			mountCommand,
 			umountCommand,
@@ -85,6 +88,45 @@ func newApp() *cli.App {
 		// Errors are printed once, by fatal, in runc's format.
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
+}
+
+// printVersion prints what runc's --version prints: the version, the
+// commit (from the build's VCS stamp, or -ldflags "-X main.gitCommit=..."),
+// the runtime-spec version, the Go version and libseccomp's.
+func printVersion(w io.Writer) {
+	fmt.Fprintf(w, "nanobox-runc version %s\n", version)
+	if c := commit(); c != "" {
+		fmt.Fprintf(w, "commit: %s\n", c)
+	}
+	fmt.Fprintf(w, "spec: %s\ngo: %s\n", specs.Version, runtime.Version())
+	major, minor, micro := libseccomp.GetLibraryVersion()
+	fmt.Fprintf(w, "libseccomp: %d.%d.%d\n", major, minor, micro)
+}
+
+// gitCommit may be set at link time; else the VCS stamp go build adds.
+var gitCommit string
+
+func commit() string {
+	if gitCommit != "" {
+		return gitCommit
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	return rev + dirty
 }
 
 // logFile is where fatal writes errors besides stderr: podman's conmon and

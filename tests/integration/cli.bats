@@ -11,12 +11,18 @@ teardown() {
 	teardown_test
 }
 
-COMMANDS=(create start run state list kill delete spec features)
+COMMANDS=(create start run state list kill delete exec update pause resume ps events spec features checkpoint restore)
 
-@test "--version prints the runtime and spec versions" {
+@test "--version prints the runtime, commit, spec, go and libseccomp versions, as runc" {
 	runtime_ok --version
 	[[ "${lines[0]}" =~ ^$(runtime_name)\ version\ [0-9] ]] || [[ "${lines[0]}" =~ version ]]
 	grep -Eq '^spec: [0-9]+\.[0-9]+\.[0-9]+' <<<"$output"
+	grep -Eq '^go: go1\.[0-9]+' <<<"$output"
+	grep -Eq '^libseccomp: [0-9]+\.[0-9]+\.[0-9]+$' <<<"$output"
+	# A build from a git checkout (make build) knows its commit.
+	if ! is_runc && git -C "$REPO_ROOT" rev-parse HEAD >/dev/null 2>&1; then
+		grep -Eq "^commit: $(git -C "$REPO_ROOT" rev-parse --short=12 HEAD)" <<<"$output"
+	fi
 	runtime_ok -v
 	grep -Eq '^spec: ' <<<"$output"
 }
@@ -64,4 +70,53 @@ COMMANDS=(create start run state list kill delete spec features)
 		[ "$status" -ne 0 ]
 		[[ "$output" =~ [Ii][Dd]|argument|usage|Usage ]]
 	done
+}
+
+@test "checkpoint and restore: help, and a clear \"not supported\" error" {
+	skip_if_runc "runc supports checkpoint/restore (with CRIU)"
+	run_detached
+	for c in checkpoint restore; do
+		runtime_ok "$c" --help
+		[[ "$output" == *"$c"*"not supported"* ]]
+		# Whatever runc's options are given.
+		runtime "$c" --image-path "$BATS_TEST_TMPDIR/img" --leave-running "$CID"
+		[ "$status" -ne 0 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == *"checkpoint/restore is not supported"* ]]
+	done
+	testcontainer "$CID" running
+}
+
+@test "flags may follow the container id, as with runc" {
+	run_detached
+	runtime_ok state "$CID"
+	runtime_ok kill "$CID" KILL --all
+	wait_for_status "$CID" stopped
+	runtime_ok delete "$CID" --force
+	runtime state "$CID"
+	[ "$status" -ne 0 ]
+	# Deleting what is already gone is fine with --force, wherever it is.
+	runtime_ok delete "nosuch-$CID" --force
+}
+
+@test "container ids: runc's set of characters, nothing that is a path or needs quoting" {
+	set_args sleep 1000
+	local id
+	for id in "a b" "a;b" 'a$b' "a/b" ".." "." "é" "a:b"; do
+		runtime create -b "$BUNDLE" "$id"
+		[ "$status" -ne 0 ] || fail "id '$id' was accepted"
+		[[ "$output" == *"invalid container"* || "$output" == *"ID format"* ]]
+	done
+	for id in "$CID.a+b-c_d" "$CID..x" ".$CID" "$CID,x"; do
+		runtime_ok create -b "$BUNDLE" "$id"
+		runtime_ok delete --force "$id"
+	done
+}
+
+@test "list --format json: runc's keys, in runc's order" {
+	run_detached
+	runtime_ok list --format json
+	[ "$(jq -r '.[0] | keys_unsorted | join(",")' <<<"$output")" = "ociVersion,id,pid,status,bundle,rootfs,created,owner" ]
+	runtime_ok state "$CID"
+	[ "$(jq -r 'keys_unsorted | join(",")' <<<"$output")" = "ociVersion,id,pid,status,bundle,rootfs,created,owner" ]
 }

@@ -117,3 +117,39 @@ memory_max() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"has no cgroup"*"delegated cgroup v2"* ]]
 }
+
+@test "update: runc's flag set and spellings, flags also after the id" {
+	requires_cgroup
+	configure '{"memory": {"limit": 134217728}}' sleep 1000
+	start_detached
+	local pid
+	pid=$(ctr_pid)
+	# runc's CLI library takes flags after the id too; podman and scripts
+	# call it so.
+	runtime_ok update "$CID" --memory 96m --memory-reservation 32m --cpu-share 512 --cpuset-mems 0 --pids-limit 30
+	[ "$(memory_max "$pid")" = 100663296 ]
+	[ "$(cgroup_value "$pid" memory.low memory memory.soft_limit_in_bytes)" = 33554432 ]
+	[ "$(cgroup_value "$pid" pids.max pids pids.max)" = 30 ]
+	[ "$(cgroup_value "$pid" cpuset.mems cpuset cpuset.mems)" = 0 ]
+	if cgroup_v2; then
+		# runc's conversion of 512 shares.
+		[ "$(cgroup_value "$pid" cpu.weight)" = 20 ]
+	else
+		[ "$(cgroup_value "$pid" - cpu cpu.shares)" = 512 ]
+	fi
+	# Obsolete in runc as here: accepted, ignored.
+	runtime_ok update "$CID" --kernel-memory 1g --kernel-memory-tcp 1g
+	[[ "$output" == *"kernel-memory"*"ignored"* ]] || is_runc
+	runtime update "$CID" --l3-cache-schema "L3:0=f"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Intel RDT"* ]]
+	runtime update "$CID" --mem-bw-schema "MB:0=50"
+	[ "$status" -ne 0 ]
+	if ! is_runc; then
+		# runc 1.1.5 passes it on to the kernel.
+		runtime update "$CID" --blkio-weight 5
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"10 to 1000"* ]]
+	fi
+	testcontainer "$CID" running
+}
