@@ -326,7 +326,11 @@ func (c *Container) start(msg []byte) error {
 	}
 	if hooks := c.st.Config.Hooks.Poststart; len(hooks) > 0 {
 		// OCI: a failing poststart hook is logged; the container runs on.
-		if err := runHooks("poststart", hooks, marshalState(c.State())); err != nil {
+		// The state of the moment the program started: running, with its
+		// pid. (Derived now, it could already read stopped: a short
+		// program may have exited before the hook runs.)
+		st := ociState(c.st.ID, c.st.Config, Running, c.st.InitPid, c.st.Created, c.st.Owner)
+		if err := runHooks("poststart", hooks, marshalState(st)); err != nil {
 			return &WarningError{Err: err}
 		}
 	}

@@ -40,7 +40,8 @@ teardown() {
 	local cg
 	cg=$(cgroup_path "$(ctr_pid)" pids)
 	[ "$(cat "$cg/pids.max")" = 20 ]
-	sleep 1
+	# Until a fork was refused for the limit (pids.events "max N").
+	retry 100 0.05 eval '[ "$(awk '"'"'$1 == "max" {print $2}'"'"' "$cg/pids.events")" -gt 0 ]'
 	runtime_ok events --stats "$CID"
 	local current
 	current=$(jq '.data.pids.current' <<<"$output")
@@ -57,11 +58,14 @@ teardown() {
 	requires_cgroup
 	configure '{"cpu": {"quota": 10000, "period": 100000}}' sh -c 'while :; do :; done'
 	start_detached
-	sleep 0.3
 	local u0 u1 t0 t1 ratio
 	u0=$(cpu_usage_ns "$CID")
 	t0=$(date +%s%N)
+	# A window of at least a second (a measurement, not a wait), and until
+	# the loop has used some CPU: a loaded machine may not schedule it at
+	# once.
 	sleep 1
+	retry 100 0.05 eval '[ "$(cpu_usage_ns "$CID")" -gt $((u0 + 1000000)) ]'
 	u1=$(cpu_usage_ns "$CID")
 	t1=$(date +%s%N)
 	# CPU time over wall time, in percent: about 10, and far from the

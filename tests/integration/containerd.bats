@@ -236,7 +236,13 @@ in_tty() {
 @test "ctr run --memory-limit: the OOM kill is reported as a /tasks/oom event" {
 	ctr events >"$BATS_TEST_TMPDIR/events" 2>&1 &
 	EVENTS_PID=$!
-	sleep 0.2
+	# Until the subscription is live: a namespace made now shows in it.
+	local probe=0
+	retry 100 0.05 eval 'probe=$((probe + 1)); ctr namespaces create "nbx-probe-$$-$probe" >/dev/null 2>&1
+		grep -q "/namespaces/create" "$BATS_TEST_TMPDIR/events"'
+	for ((; probe > 0; probe--)); do
+		ctr namespaces remove "nbx-probe-$$-$probe" >/dev/null 2>&1 || true
+	done
 	ctr_run --rm --memory-limit $((32 << 20)) "$IMAGE" "$C" \
 		dd if=/dev/zero of=/dev/null bs=64M count=1 </dev/null
 	[ "$status" -eq 137 ]

@@ -16,7 +16,8 @@ teardown() {
 	configure '{"memory": {"limit": 67108864}, "pids": {"limit": 20}}' \
 		sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 1000'
 	start_detached
-	sleep 0.5
+	# Until the loop's CPU time shows (user + kernel come in ticks).
+	retry 100 0.05 eval '__runtime events --stats "$CID" | jq -e ".data.cpu.usage.user + .data.cpu.usage.kernel > 0 and .data.memory.usage.usage > 0" >/dev/null'
 	runtime_ok events --stats "$CID"
 	[ "${#lines[@]}" -eq 1 ]
 	jq -e --arg id "$CID" '.type == "stats" and .id == $id' <<<"$output"

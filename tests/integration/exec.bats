@@ -419,10 +419,15 @@ process_json() {
 	[[ "$output" == *paused* ]]
 	# With --ignore-paused the process joins the frozen cgroup and runs once
 	# the container is resumed.
-	(sleep 1 && __runtime resume "$CID") >/dev/null 2>&1 &
-	runtime exec --ignore-paused "$CID" echo hi
-	[ "$status" -eq 0 ]
-	[ "$output" = hi ]
+	local out="$BATS_TEST_TMPDIR/exec-paused.out" pid
+	__runtime exec --ignore-paused "$CID" echo hi >"$out" 2>&1 &
+	pid=$!
+	# Resumed only once the exec'd process is in the frozen cgroup.
+	retry 100 0.05 eval '[ "$(__runtime ps --format json "$CID" | jq length)" -ge 2 ]'
+	[ ! -s "$out" ]
+	runtime_ok resume "$CID"
+	wait "$pid"
+	[ "$(cat "$out")" = hi ]
 	testcontainer "$CID" running
 }
 

@@ -207,15 +207,21 @@ wait_bg() {
 	echo "$output"
 }
 
-# retry ATTEMPTS DELAY CMD...: run CMD until it succeeds.
+# retry ATTEMPTS DELAY CMD...: run CMD until it succeeds, every DELAY
+# seconds, at least ATTEMPTS times and for at least $RETRY_SECONDS (default
+# 60) of wall time: a count alone is a deadline that a loaded machine (CI
+# runs the suites beside busy loops) can miss, since every attempt takes
+# longer there.
+RETRY_SECONDS=${RETRY_SECONDS:-60}
 retry() {
-	local attempts=$1 delay=$2 i
+	local attempts=$1 delay=$2 i=0 end=$((SECONDS + RETRY_SECONDS))
 	shift 2
-	for ((i = 0; i < attempts; i++)); do
+	while ((i < attempts || SECONDS < end)); do
 		"$@" && return 0
+		i=$((i + 1))
 		sleep "$delay"
 	done
-	echo "retry: '$*' failed $attempts times" >&2
+	echo "retry: '$*' failed $i times in $((SECONDS - end + RETRY_SECONDS))s" >&2
 	return 1
 }
 

@@ -94,7 +94,7 @@ landlock() {
 	# Nothing listens on these ports: an allowed connect is refused by the
 	# peer, a denied one by Landlock.
 	run_sh 'echo | nc 127.0.0.1 9; echo | nc 127.0.0.1 7
-		timeout 1 nc -l -p 9009; echo bind9009=$?; timeout 1 nc -l -p 7007; echo bind7007=$?'
+		timeout 30 nc -l -p 9009; echo bind9009=$?; timeout 1 nc -l -p 7007; echo bind7007=$?'
 	[ "$status" -eq 0 ]
 	[ "$(grep -c 'Permission denied' <<<"$output")" -eq 2 ]
 	[[ "$output" == *"bind9009=1"* ]]

@@ -129,12 +129,14 @@ mount_submount() {
 	mount --make-shared "$VOL"
 	mkdir -p "$VOL/late"
 	add_mount "{\"destination\": \"/vol\", \"type\": \"bind\", \"source\": \"$VOL\", \"options\": [\"rbind\", \"rslave\"]}"
-	set_cmd 'i=0; while [ $i -lt 100 ]; do
-			grep -q " /vol/late " /proc/self/mountinfo && { echo seen; exit 0; }
-			sleep 0.05; i=$((i + 1)); done; echo not-seen'
+	# The host creates /vol/mounted after its mount: mount propagation is
+	# done by then, so one look at mountinfo tells.
+	set_cmd 'while [ ! -e /vol/mounted ]; do sleep 0.05; done
+		grep -q " /vol/late " /proc/self/mountinfo && echo seen || echo not-seen'
 	runtime_ok run -d -b "$BUNDLE" "$CID"
 	out=$RUNTIME_OUTFILE
 	mount -t tmpfs late "$VOL/late"
+	touch "$VOL/mounted"
 	wait_for_status "$CID" stopped
 	umount "$VOL/late"
 	umount "$VOL"
@@ -147,13 +149,12 @@ mount_submount() {
 	mount --make-shared "$VOL"
 	mkdir -p "$VOL/late"
 	add_mount "{\"destination\": \"/vol\", \"type\": \"bind\", \"source\": \"$VOL\", \"options\": [\"rbind\", \"rprivate\"]}"
-	set_cmd 'echo ready; i=0; while [ $i -lt 10 ]; do
-			grep -q " /vol/late " /proc/self/mountinfo && { echo seen; exit 0; }
-			sleep 0.05; i=$((i + 1)); done; echo not-seen'
+	set_cmd 'while [ ! -e /vol/mounted ]; do sleep 0.05; done
+		grep -q " /vol/late " /proc/self/mountinfo && echo seen || echo not-seen'
 	runtime_ok run -d -b "$BUNDLE" "$CID"
 	out=$RUNTIME_OUTFILE
-	retry 100 0.05 grep -q ready "$out"
 	mount -t tmpfs late "$VOL/late"
+	touch "$VOL/mounted"
 	wait_for_status "$CID" stopped
 	umount "$VOL/late"
 	umount "$VOL"
