@@ -11,13 +11,14 @@ TESTS ?= tests/integration
 
 export RUNTIME
 
-.PHONY: all help build recvtty test unit integration integration-root \
+.PHONY: all help build install uninstall recvtty test unit integration integration-root \
 	integration-rootless bench lint clean demo demo-bundle test-clients
 
 all: build
 
 help:
 	@echo "make build                 build ./$(BINARY)"
+	@echo "make install               build and install it as $(BINDIR)/$(BINARY) (root; PREFIX=, BINDIR=, DESTDIR=)"
 	@echo "make test                  unit tests, then the integration suites rootful and rootless"
 	@echo "make unit                  go test ./..."
 	@echo "make integration           bats suites, rootful then rootless (as root)"
@@ -37,6 +38,19 @@ GIT_COMMIT ?= $(shell git describe --always --dirty --abbrev=12 2>/dev/null)
 
 build:
 	$(GO) build -ldflags "-X main.gitCommit=$(GIT_COMMIT)" -o $(BINARY) .
+
+# Where the client configurations in the README expect it:
+# /usr/local/bin/nanobox-runc. Mode 0755, owned by whoever installs it
+# (root): the binary re-executes itself as the containers' init, so no one
+# else may be able to write it.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+
+install: build
+	install -D -m 0755 $(BINARY) $(DESTDIR)$(BINDIR)/$(BINARY)
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/$(BINARY)
 
 # The console-socket receiver the tty suite uses.
 recvtty: $(RECVTTY)
