@@ -243,10 +243,18 @@ in_tty() {
 	for ((; probe > 0; probe--)); do
 		ctr namespaces remove "nbx-probe-$$-$probe" >/dev/null 2>&1 || true
 	done
-	ctr_run --rm --memory-limit $((32 << 20)) "$IMAGE" "$C" \
-		dd if=/dev/zero of=/dev/null bs=64M count=1 </dev/null
-	[ "$status" -eq 137 ]
+	# The program allocates only once the test says so: the shim watches
+	# the cgroup for OOM kills once the task has started, and an OOM kill
+	# before that goes unreported (by containerd, whatever the runtime).
+	local go="$BATS_TEST_TMPDIR/go"
+	mkdir "$go"
+	run_d "$C" --memory-limit $((32 << 20)) --mount "type=bind,src=$go,dst=/go,options=rbind:ro" "$IMAGE" "$C" \
+		sh -c 'while [ ! -e /go/now ]; do sleep 0.05; done; exec dd if=/dev/zero of=/dev/null bs=64M count=1'
+	touch "$go/now"
+	ctr_wait_status "$C" STOPPED
 	retry 20 0.1 grep -q "/tasks/oom.*$C" "$BATS_TEST_TMPDIR/events"
+	cr tasks delete "$C"
+	[[ "$output$stderr" == *137* ]]
 
 	# The same without a limit is fine.
 	ctr_run --rm "$IMAGE" "$C-2" dd if=/dev/zero of=/dev/null bs=64M count=1 </dev/null
