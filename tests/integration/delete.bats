@@ -8,6 +8,8 @@ setup() {
 }
 
 teardown() {
+	# The forking test's children, should it fail before its delete.
+	[ -z "${mark:-}" ] || pkill -KILL -f "sleep $mark" 2>/dev/null || true
 	teardown_test
 }
 
@@ -124,9 +126,9 @@ host_pidns() {
 	# A unique command line: the processes of this test, and no others.
 	mark=$((1000000 + RANDOM * 32 + $$ % 32))
 	e1=$(exec_bg sleep "$mark")
-	# One that keeps forking (at a bounded rate: no fork bomb on a shared
-	# machine): none of its children may escape the kill.
-	e2=$(exec_bg sh -c "while :; do sleep $mark & sleep 0.02; done")
+	# One that keeps forking (a bounded number, at a bounded rate: no fork
+	# bomb on a shared machine): none of its children may escape the kill.
+	e2=$(exec_bg sh -c "i=0; while [ \$i -lt 400 ]; do sleep $mark & i=\$((i + 1)); sleep 0.02; done; wait")
 	retry 100 0.05 eval '[ "$(live_matching "sleep $mark" | wc -l)" -ge 5 ]'
 	runtime_ok delete --force "$CID"
 	gone "$e1" || fail "exec'd process $e1 survived delete --force"
