@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -19,13 +20,18 @@ func startTree(t *testing.T, n int) (*exec.Cmd, []int) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var kids []int
 	t.Cleanup(func() {
+		// The sleeps too: killing sh alone leaves them to init.
+		for _, pid := range kids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		var kids []int
+		kids = kids[:0]
 		parents, err := allParents()
 		if err != nil {
 			t.Fatal(err)
