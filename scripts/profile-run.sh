@@ -1,0 +1,291 @@
+#!/bin/bash
+# profile-run.sh: where the time of `nanobox-runc run` of a /bin/true bundle
+# goes. The numbers that speed changes are justified with (before/after in
+# one run: PROFILE_BIN=old-binary scripts/profile-run.sh, then the new one,
+# or PROFILE_BIN="old new" to interleave the two in every section).
+#
+# Sections, each skipped with a note when its tool is missing:
+#   1. the binary: size, dynamic libraries
+#   2. package initialisation of one process (GODEBUG=inittrace=1), paid
+#      by the runtime process and again by the re-executed init
+#   3. CPU, page faults and context switches per command (perf stat, the
+#      median of PROFILE_RUNS runs, the commands interleaved), with
+#      /bin/true and crun (when it can run here) as references
+#   4. user-space instructions of the runtime process (cachegrind): of a
+#      process start (--version), of `state`, and of `run` (the runtime
+#      process only: valgrind cannot follow init into its namespaces);
+#      repeatable on a loaded machine, unlike time
+#   5. the syscalls of one run (strace -f): per process (runtime, nsenter
+#      stage, init, the program), the process starts, fsyncs, waits and
+#      the cgroup and mount work, with a timeline (times under strace are
+#      inflated; the counts and the order are what matter)
+#   6. a CPU profile over PROFILE_RUNS runs (perf record): the share of
+#      each process, and the runtime's own functions, inclusive
+#   7. why the processes sleep: voluntary context switches by cause
+#      (sched_switch), the handoffs between threads that cost most under
+#      load
+#
+# Environment: PROFILE_BIN (default ./nanobox-runc), PROFILE_RUNS (30),
+# PROFILE_SECTIONS (default "1 2 3 4 5 6 7"). Root only: it creates
+# containers, and perf and strace need it. Everything it makes lives in
+# one temporary directory, removed on exit.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+read -r -a bins <<<"${PROFILE_BIN:-$repo/nanobox-runc}"
+RUNS=${PROFILE_RUNS:-30}
+SECTIONS=" ${PROFILE_SECTIONS:-1 2 3 4 5 6 7} "
+
+die() {
+	echo "profile: $*" >&2
+	exit 1
+}
+[[ $EUID -eq 0 ]] || die "run as root"
+for b in "${bins[@]}"; do
+	[[ -x "$b" ]] || die "$b is not built (make build)"
+done
+want() { [[ "$SECTIONS" == *" $1 "* ]]; }
+have() { command -v "$1" >/dev/null; }
+
+work=$(mktemp -d /tmp/nanobox-profile.XXXXXX)
+cleanup() {
+	local b r
+	for r in "$work"/root-*; do
+		[[ -d "$r" ]] || continue
+		for b in "${bins[@]}"; do
+			"$b" --root "$r" delete --force prof >/dev/null 2>&1 || true
+			"$b" --root "$r" delete --force prof-created >/dev/null 2>&1 || true
+		done
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+chmod 0755 "$work"
+"$repo/tests/integration/mkbundle.sh" "$work/bundle" /bin/true
+# Each binary gets a copy of its own (perf and valgrind then name it) and
+# a state root of its own.
+declare -a names
+for i in "${!bins[@]}"; do
+	n=nbx$i
+	[[ ${#bins[@]} -gt 1 ]] || n=nbx
+	cp "${bins[$i]}" "$work/$n"
+	mkdir -p "$work/root-$n"
+	names+=("$n")
+	"$work/$n" --root "$work/root-$n" run -b "$work/bundle" prof || die "${bins[$i]} cannot run the bundle"
+done
+echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), kernel $(uname -r)"
+for i in "${!bins[@]}"; do echo "${names[$i]} = ${bins[$i]}"; done
+
+# crun refuses hybrid cgroup hosts with controllers on the cgroup2 mount;
+# it runs (as everything here then does) in a mount namespace without it.
+in_ns=()
+if [[ "$(stat -f -c %T /sys/fs/cgroup)" == tmpfs && -s /sys/fs/cgroup/unified/cgroup.controllers ]]; then
+	in_ns=(unshare -m --propagation private sh -c 'umount -l /sys/fs/cgroup/unified && exec "$@"' sh)
+fi
+
+median() { sort -n | awk '{a[NR] = $1} END {if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
+
+if want 1; then
+	echo
+	echo "== 1. the binary"
+	for n in "${names[@]}"; do
+		printf '%s: %s bytes; ' "$n" "$(stat -c %s "$work/$n")"
+		if ldd "$work/$n" >/dev/null 2>&1; then
+			echo "dynamic: $(ldd "$work/$n" | awk '{print $1}' | grep -v vdso | tr '\n' ' ')"
+		else
+			echo "static"
+		fi
+	done
+fi
+
+if want 2; then
+	echo
+	echo "== 2. package initialisation of one process (GODEBUG=inittrace=1, median of 9; paid by the runtime and again by init)"
+	for n in "${names[@]}"; do
+		for ((i = 0; i < 9; i++)); do
+			GODEBUG=inittrace=1 "$work/$n" --version 2>&1 >/dev/null |
+				awk '/^init / {ms += $5; b += $8; a += $10} END {printf "%.3f %d %d\n", ms, b, a}'
+		done >"$work/init-$n"
+		printf '%s: %.3f ms of package init clock, %d bytes, %d allocations; heaviest:\n' "$n" \
+			"$(cut -d' ' -f1 "$work/init-$n" | median)" "$(cut -d' ' -f2 "$work/init-$n" | median)" \
+			"$(cut -d' ' -f3 "$work/init-$n" | median)"
+		GODEBUG=inittrace=1 "$work/$n" --version 2>&1 >/dev/null | awk '/^init / {printf "  %-55s %s ms %s bytes\n", $2, $5, $8}' |
+			sort -k2 -rn | head -8
+	done
+fi
+
+# perf_stat FILE CMD...: one perf stat sample per call, appended to FILE.
+perf_stat() {
+	local file=$1
+	shift
+	perf stat -x, -e task-clock,page-faults,context-switches -- "$@" 2>>"$file" >/dev/null || true
+}
+if want 3 && have perf; then
+	echo
+	echo "== 3. per command, median of $RUNS interleaved runs (perf stat: CPU of the process and its children)"
+	declare -A cmds=()
+	order=()
+	add() { cmds[$1]=$2; order+=("$1"); }
+	add "fork+exec /bin/true" "/bin/true"
+	for n in "${names[@]}"; do
+		r=$work/root-$n
+		add "$n run" "$work/$n --root $r run -b $work/bundle prof"
+		add "$n sandbox" "$work/$n --root $r sandbox -- /bin/true"
+		add "$n state" "$work/$n --root $r state prof-created"
+		"$work/$n" --root "$r" create -b "$work/bundle" prof-created >/dev/null
+	done
+	for ((i = 0; i < RUNS; i++)); do
+		for j in "${!order[@]}"; do
+			# shellcheck disable=SC2086 # the commands are word lists
+			perf_stat "$work/ps-$j" ${cmds[${order[$j]}]}
+		done
+	done
+	# crun, as a reference (not interleaved: on a hybrid host it runs in
+	# a mount namespace of its own, see in_ns).
+	mkdir -p "$work/root-crun"
+	if have crun && "${in_ns[@]}" crun --root "$work/root-crun" run -b "$work/bundle" prof >/dev/null 2>&1; then
+		order+=("crun run")
+		cmds["crun run"]=x
+		for ((i = 0; i < RUNS; i++)); do
+			"${in_ns[@]}" perf stat -x, -e task-clock,page-faults,context-switches -- \
+				crun --root "$work/root-crun" run -b "$work/bundle" prof 2>>"$work/ps-$((${#order[@]} - 1))" >/dev/null || true
+		done
+	fi
+	printf '%-24s %12s %12s %16s\n' command "cpu(ms)" page-faults context-switches
+	for j in "${!order[@]}"; do
+		f=$work/ps-$j
+		printf '%-24s %12.2f %12.0f %16.0f\n' "${order[$j]}" \
+			"$(awk -F, '$3 == "task-clock" {print $1}' "$f" | median)" \
+			"$(awk -F, '$3 == "page-faults" {print $1}' "$f" | median)" \
+			"$(awk -F, '$3 == "context-switches" {print $1}' "$f" | median)"
+	done
+	[[ -n "${cmds[crun run]:-}" ]] || echo "(crun: not installed or cannot run here)"
+	for n in "${names[@]}"; do "$work/$n" --root "$work/root-$n" delete --force prof-created >/dev/null; done
+fi
+
+if want 4 && have valgrind; then
+	echo
+	echo "== 4. user-space instructions of the runtime process (cachegrind; asynchronous preemption off)"
+	printf '%-24s %14s\n' command instructions
+	for n in "${names[@]}"; do
+		r=$work/root-$n
+		"$work/$n" --root "$r" create -b "$work/bundle" prof-created >/dev/null
+		for what in "--version" "state" "run"; do
+			case $what in
+			--version) args=(--version) ;;
+			state) args=(--root "$r" state prof-created) ;;
+			run) args=(--root "$r" run -b "$work/bundle" prof) ;;
+			esac
+			out=$(GODEBUG=asyncpreemptoff=1 valgrind --tool=cachegrind --cache-sim=no \
+				--cachegrind-out-file=/dev/null "$work/$n" "${args[@]}" 2>&1 >/dev/null | awk '/I *refs:/ {gsub(",", "", $NF); print $NF}')
+			printf '%-24s %14s\n' "$n $what" "${out:-failed}"
+		done
+		"$work/$n" --root "$r" delete --force prof-created >/dev/null
+	done
+fi
+
+if want 5 && have strace; then
+	echo
+	echo "== 5. the syscalls of one run (strace -f; times inflated by strace)"
+	for n in "${names[@]}"; do
+		st=$work/strace-$n
+		strace -f -qq -ttt -o "$st" "$work/$n" --root "$work/root-$n" run -b "$work/bundle" prof >/dev/null
+		echo "-- $n"
+		# Processes: the runtime is the first pid; a process that executes
+		# the runtime binary again as "init" is the nsenter stage, its
+		# CLONE_PARENT child is init (until it executes the program).
+		awk -v bin="$n" '
+			{ pid = $1; t = $2; if (!t0) t0 = t }
+			!(pid in role) { role[pid] = (n++ == 0) ? "runtime" : "thread/child"; order[n] = pid }
+			/execve\(/ && /"init"\]/ { role[pid] = "stage"; stage = pid }
+			/clone\(/ && /CLONE_PARENT/ && pid == stage { if (match($0, /= [0-9]+$/)) { c = substr($0, RSTART + 2); role[c] = "init"; ipid = c } }
+			/execve\(/ && !/"init"\]/ && pid == ipid { role[pid] = "program" }
+			{
+				call = $3; sub(/\(.*/, "", call)
+				if (call ~ /^</ || call ~ /^\+\+\+/ || call ~ /^---/) next
+				cnt[pid]++
+				if (call ~ /^(clone|clone3|vfork|fork|execve|fsync|fdatasync|wait4|waitid|mount|umount2|open_tree|move_mount|fsmount|pivot_root|unshare|setns|mkdirat|renameat|unlinkat|poll|ppoll|epoll_pwait)$/) k[pid "," call]++
+				if (call ~ /^(clone|clone3|execve|fsync|renameat|pivot_root|unshare|wait4|exit_group)$/ || (call == "mkdirat" && $0 ~ /cgroup/)) {
+					ev = $0; sub(/^[0-9]+ [0-9.]+ /, "", ev); ev = substr(ev, 1, 110)
+					tl[++ntl] = sprintf("%8.2f ms  %-8s %s", (t - t0) * 1000, pid, ev)
+				}
+			}
+			END {
+				for (i = 1; i <= n; i++) {
+					p = order[i]
+					line = ""
+					for (kk in k) { split(kk, a, ","); if (a[1] == p) line = line " " a[2] "=" k[kk] }
+					if (role[p] != "thread/child" || cnt[p] > 20) printf "  pid %-8s %-13s %5d syscalls:%s\n", p, role[p], cnt[p], line
+				}
+				print "  timeline:"
+				for (i = 1; i <= ntl; i++) print "  " tl[i]
+			}' "$st" | awk '!/clone3\(\{flags=CLONE_VM\|CLONE_FS\|CLONE_FILES\|CLONE_SIGHAND\|CLONE_THREAD/'
+		printf '  total syscalls: %d; fsync: %d; execve: %d; threads and processes: %d\n' \
+			"$(grep -vc -e '<\.\.\. ' -e '+++ ' -e '--- ' "$st")" "$(grep -c ' fsync(' "$st" || true)" \
+			"$(grep -c ' execve(' "$st" || true)" "$(awk '{print $1}' "$st" | sort -u | wc -l)"
+	done
+fi
+
+# fold: perf script output -> inclusive share of each frame matching PAT,
+# counted once per sample.
+fold() {
+	awk -v pat="$1" 'BEGIN { RS = ""; FS = "\n" }
+	{
+		tot++; delete seen
+		for (i = 2; i <= NF; i++) {
+			s = $i; sub(/^[ \t]+[0-9a-f]+ /, "", s); sub(/\+0x[0-9a-f]+ .*/, "", s); sub(/ \(.*/, "", s)
+			if (s !~ pat || (s in seen)) continue
+			seen[s] = 1; n[s]++
+		}
+	}
+	END { for (s in n) printf "%6.2f%%  %s\n", 100 * n[s] / tot, s }' | sort -rn
+}
+if want 6 && have perf; then
+	echo
+	echo "== 6. CPU profile over $RUNS runs (perf record -e cpu-clock, 10 kHz)"
+	for n in "${names[@]}"; do
+		pd=$work/perf-$n.data
+		perf record -q -e cpu-clock -F 10000 -g -o "$pd" -- \
+			bash -c 'for ((i = 0; i < $1; i++)); do "$2" --root "$3" run -b "$4" prof || exit 1; done' \
+			sh "$RUNS" "$work/$n" "$work/root-$n" "$work/bundle" >/dev/null 2>&1 || die "perf record failed"
+		echo "-- $n: share of the samples per process name (the runtime is $n; init, before it executes the program, is named after its fd)"
+		perf report -i "$pd" --no-children --sort comm --stdio -g none 2>/dev/null | awk '/%/ {printf "  %s %s\n", $1, $2}' | head -6
+		echo "   the runtime process, inclusive (its own functions and the kernel entry points):"
+		perf script -i "$pd" --comm "$n" 2>/dev/null >"$work/perf-$n.txt"
+		fold 'nanobox-runc/|^main\.|encoding/json\.(Marshal|Unmarshal|typeFields)|^runtime\.(doInit1|schedinit)$|^__x64_sys_|^asm_exc_page_fault$' <"$work/perf-$n.txt" |
+			awk '$1 + 0 >= 1.5' | head -40 | sed 's/^/  /'
+	done
+fi
+
+if want 7 && have perf; then
+	echo
+	echo "== 7. why the runtime's threads sleep (sched_switch, voluntary, per run; 5 runs)"
+	for n in "${names[@]}"; do
+		sd=$work/sched-$n.data
+		perf record -q -g -e sched:sched_switch -o "$sd" -- \
+			bash -c 'for ((i = 0; i < 5; i++)); do "$1" --root "$2" run -b "$3" prof || exit 1; done' \
+			sh "$work/$n" "$work/root-$n" "$work/bundle" >/dev/null 2>&1 || die "perf record failed"
+		echo "-- $n"
+		perf script -i "$sd" 2>/dev/null | awk -v bin="$n" 'BEGIN { RS = ""; FS = "\n" }
+		{
+			split($1, h, " "); comm = h[1]
+			st = $1; sub(/.*prev_state=/, "", st); st = substr(st, 1, 1)
+			who = (comm == bin) ? "runtime" : (comm ~ /^[0-9]+$/ ? "init" : "other")
+			if (who == "other") next
+			if (st != "S") { inv[who]++; next }
+			k = ""; d = 0
+			for (i = 2; i <= NF && d < 3; i++) {
+				s = $i
+				if (s ~ /kallsyms/) continue
+				sub(/^[ \t]+[0-9a-f]+ /, "", s); sub(/\+0x.*/, "", s); sub(/ \(.*/, "", s)
+				if (s ~ /^runtime\.(futex|futexsleep|notesleep|mPark|stopm|usleep|mcall|park_m|schedule)$/ || s ~ /^\[unknown\]$/) continue
+				k = k (d++ ? " < " : "") s
+			}
+			c[who ": " (k == "" ? "?" : k)]++
+		}
+		END {
+			for (w in inv) printf "  %5.0f  %s: preempted (involuntary)\n", inv[w] / 5, w
+			for (x in c) printf "  %5.0f  %s\n", c[x] / 5, x
+		}' | sort -rn | head -14
+	done
+fi
