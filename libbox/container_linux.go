@@ -63,6 +63,13 @@ type CreateOpts struct {
 	netInProcess bool
 	// Log receives warnings and init's set-up messages; nil drops them.
 	Log Logger
+	// pause makes a container with no program start the pause as its pid
+	// 1 (a persistent sandbox, deferred_linux.go).
+	pause bool
+	// earlyFilters lets a deferred init apply its filters before it waits
+	// for its program (deferred_linux.go): set only for profiles known to
+	// allow what the Go runtime may do while init waits.
+	earlyFilters bool
 }
 
 // ID returns the container id.
@@ -270,23 +277,36 @@ func (c *Container) lock() (*os.File, error) {
 
 // Start lets a created container's init execute the user program.
 func (c *Container) Start() error {
-	return c.start([]byte{startByte})
+	return c.startWith([]byte{startByte}, true)
 }
 
-// start writes msg, the start byte or a start message (deferred_linux.go),
-// into the exec fifo and waits for the program to be executed.
-func (c *Container) start(msg []byte) error {
-	lock, err := c.lock()
+// startWith writes msg, the start byte or a start message
+// (deferred_linux.go), into the exec fifo and waits for the program to be
+// executed. reread: the state is read again under the lock (it may have
+// changed since c was loaded); without, c's is used as it is (a handle
+// from Create, for a start that costs as little as it can).
+func (c *Container) startWith(msg []byte, reread bool) error {
+	var lock *os.File
+	var err error
+	if reread {
+		lock, err = c.lock()
+	} else {
+		lock, err = lockDir(c.dir)
+	}
 	if err != nil {
 		return err
 	}
 	defer lock.Close()
-	switch s := c.Status(); s {
-	case Created:
-	case Stopped:
-		return fmt.Errorf("container %s %w: a stopped container cannot be started again", c.st.ID, ErrStopped)
-	default:
-		return fmt.Errorf("container %s %w (it is %s)", c.st.ID, ErrNotCreated, s)
+	// Without reread, the open of the fifo below is the check: it fails
+	// when init is gone, or was started already (no fifo).
+	if reread {
+		switch s := c.Status(); s {
+		case Created:
+		case Stopped:
+			return fmt.Errorf("container %s %w: a stopped container cannot be started again", c.st.ID, ErrStopped)
+		default:
+			return fmt.Errorf("container %s %w (it is %s)", c.st.ID, ErrNotCreated, s)
+		}
 	}
 	fifo := filepath.Join(c.dir, fifoName)
 	// init holds the fifo open for reading and blocks in read(2) until
@@ -550,7 +570,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	defer exe.Close()
 
 	sp := newSpawnSpec(opts.Stdin, opts.Stdout, opts.Stderr, opts.ExtraFiles)
-	ic := &initConfig{Config: cfg, ID: id, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1, Rootless: r.Rootless, ControllingTTY: opts.ControllingTTY, LogLevel: logLevelOf(opts.Log)}
+	ic := &initConfig{Config: cfg, ID: id, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1, Rootless: r.Rootless, ControllingTTY: opts.ControllingTTY, LogLevel: logLevelOf(opts.Log), Pause: opts.pause, EarlyFilters: opts.earlyFilters}
 	ic.FifoFd = sp.add(fifoFile)
 	if opts.ConsoleSocket != nil {
 		ic.ConsoleSocketFd = sp.add(opts.ConsoleSocket)

@@ -7,8 +7,22 @@ package libbox
 // fifo instead of the start byte. One path with Create and Start: the
 // difference is what start writes and when lookPath runs. The warm pool
 // (pool_linux.go) creates its sandboxes this way, so that a run costs only
-// the start; a persistent sandbox (persistent_linux.go) starts its init as
-// the pause.
+// the start; a persistent sandbox (persistent_linux.go) is made with no
+// program and the pause as its init's (CreateOpts.pause), started with the
+// plain start byte.
+//
+// A deferred init applies its filters (Landlock, then seccomp) as soon as it
+// is ready, before it waits (CreateOpts.earlyFilters): loading a seccomp
+// filter is most of a start's cost otherwise (the kernel checks and
+// compiles it; on a pooled run of /bin/true here the median went from
+// about 9 ms to about 4 ms on a loaded host). What it does after that is
+// what the built-in profiles allow: read the fifo, look the program up
+// (stat, faccessat), execve, or write an error into the fifo, and whatever
+// the Go runtime does meanwhile (a thread, a GC). Only a sandbox with a
+// built-in profile asks for it: a caller's profile may deny clone or
+// setrlimit, and is applied right before execve as for every other
+// container. Nor does an init with RLIMIT_AS to set (a degraded memory
+// limit): that limit is set before the filters, and as late as it can be.
 //
 // The fifo then carries, from `start` to init:
 //
@@ -60,9 +74,7 @@ const (
 
 // startMessage is the program of a deferred init.
 type startMessage struct {
-	Args []string `json:"args,omitempty"`
-	// Pause runs the pause instead of a program.
-	Pause bool `json:"pause,omitempty"`
+	Args []string `json:"args"`
 }
 
 func encodeStartMessage(m startMessage) ([]byte, error) {
@@ -155,25 +167,25 @@ func parseStartError(s string) error {
 }
 
 // startProgram starts a deferred init with args as its program; it
-// returns once the program was executed, as Start.
-func (c *Container) startProgram(m startMessage) error {
+// returns once the program was executed, as Start. c must be the handle
+// Create returned: its state is not read again (no other command starts a
+// deferred init).
+func (c *Container) startProgram(args []string) error {
 	if len(c.st.Config.Process.Args) != 0 {
 		return fmt.Errorf("container %s has its program (%s): start it with Start", c.st.ID, c.st.Config.Process.Args[0])
 	}
-	b, err := encodeStartMessage(m)
+	b, err := encodeStartMessage(startMessage{Args: args})
 	if err != nil {
 		return fmt.Errorf("container %s: %w", c.st.ID, err)
 	}
-	return c.start(b)
+	return c.startWith(b, false)
 }
 
-// setProgram gives a deferred init's pending process the program of the
-// start message: lookPath now, as the process's own user, in its cwd.
-func (pe *pendingExec) setProgram(m *startMessage, exeFd int, cwd string) error {
-	if m == nil {
-		return errors.New("start: this container was made without a program, and none was given")
-	}
-	if m.Pause {
+// setProgram gives a deferred init's pending process its program: the
+// pause, or the start message's, with lookPath now, as the process's own
+// user, in its cwd.
+func (pe *pendingExec) setProgram(m *startMessage, pause bool, exeFd int, cwd string) error {
+	if pause {
 		if pe.filters != nil {
 			pe.filters.close()
 		}
@@ -181,6 +193,9 @@ func (pe *pendingExec) setProgram(m *startMessage, exeFd int, cwd string) error 
 		return nil
 	}
 	_ = unix.Close(exeFd)
+	if m == nil {
+		return errors.New("start: this container was made without a program, and none was given")
+	}
 	if len(m.Args) == 0 || m.Args[0] == "" {
 		return errors.New("start: no program given")
 	}

@@ -203,7 +203,14 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		return err
 	}
 	sock.Close()
-	start, err := waitForStart(ic.FifoFd, deferred)
+	if deferred && !ic.Pause && ic.EarlyFilters && pe.as == nil {
+		// Off the critical path of a start: see deferred_linux.go.
+		if err := pe.filters.apply(nil); err != nil {
+			reportStartFailure(ic.FifoFd, err)
+			os.Exit(1)
+		}
+	}
+	start, err := waitForStart(ic.FifoFd, deferred && !ic.Pause)
 	if err != nil {
 		// The parent is gone; nobody reads errors any more.
 		os.Exit(1)
@@ -216,7 +223,7 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		state = marshalState(&st)
 	}
 	if deferred {
-		err = pe.setProgram(start, ic.ExeFd, p.Cwd)
+		err = pe.setProgram(start, ic.Pause, ic.ExeFd, p.Cwd)
 	}
 	if err == nil {
 		err = pe.run(nil, cfg.Hooks.StartContainer, state)

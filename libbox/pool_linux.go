@@ -138,8 +138,9 @@ func (p *Pool) refill() {
 }
 
 // Run runs name with args in a ready sandbox, as Sandbox.Run does (output
-// kept up to the output limit, the report, ctx), and replaces it with a new
-// one in the background. Without a ready sandbox it waits for the next.
+// kept up to the output limit, the report, ctx), and then starts replacing
+// it with a new one in the background. Without a ready sandbox it waits for
+// the next.
 func (p *Pool) Run(ctx context.Context, name string, args ...string) (*Result, error) {
 	if name == "" {
 		return nil, errors.New("pool: no program given")
@@ -155,7 +156,9 @@ func (p *Pool) Run(ctx context.Context, name string, args ...string) (*Result, e
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	p.refill()
+	// The replacement is made once this run is over: made now, on a
+	// small host it would compete with the run for the CPUs.
+	defer p.refill()
 	if w.err != nil {
 		return nil, w.err
 	}
@@ -196,6 +199,7 @@ func (p *Pool) keep() {
 		_ = in.destroy()
 		out.wait()
 	}()
+	in.measureInit()
 	p.addReady(1, nil)
 	select {
 	case p.take <- w:
@@ -215,7 +219,7 @@ func (p *Pool) keep() {
 // runDeferred starts a created sandbox's deferred init with args and
 // supervises the run, as run does.
 func (in *instance) runDeferred(ctx context.Context, args []string, out *outputCap) (*Result, error) {
-	if err := in.startProgram(startMessage{Args: args}); err != nil {
+	if err := in.startProgram(args); err != nil {
 		in.kill()
 		out.wait()
 		return in.sb.setupFailure(in, err), fmt.Errorf("start sandbox: %w", err)

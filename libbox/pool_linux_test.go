@@ -105,7 +105,13 @@ func checkPoolEmpty(t *testing.T, p *Pool, ids []string) {
 		checkNothingLeft(t, p.Sandbox(), id)
 	}
 	if kids := childrenOf(os.Getpid()); len(kids) != 0 {
-		t.Errorf("processes left behind: %v", kids)
+		var what []string
+		for _, k := range kids {
+			stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", k))
+			cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", k))
+			what = append(what, fmt.Sprintf("%s [%s]", strings.TrimSpace(string(stat)), strings.ReplaceAll(string(cmd), "\x00", " ")))
+		}
+		t.Errorf("processes left behind: %v", what)
 	}
 	checkNoMounts(t, p.Sandbox().StateRoot())
 }
@@ -172,4 +178,44 @@ func TestSandboxPoolThousandRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPoolEmpty(t, p, ids)
+}
+
+// A pooled program runs under the sandbox's filters whether its init
+// applied them before it waited (a built-in profile) or right before
+// execve (a caller's profile, which may deny what the Go runtime of a
+// waiting init needs): seccomp in filter mode, Landlock in force (a
+// read-write mount not writable under a read-only rule), the strict
+// profile's denials in force (flock).
+func TestSandboxPoolFilters(t *testing.T) {
+	// The strict profile again, as the caller's own: applied the late way.
+	custom, err := SandboxSeccomp(SeccompProfileStrict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		sc    SeccompProfile
+		flock string
+	}{
+		{"strict", SeccompStrict(), "denied"},
+		{"custom", CustomSeccomp(custom), "denied"},
+		{"default", SeccompDefault(), "allowed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := newTestPool(t, Options{Seccomp: tc.sc, Landlock: &Landlock{ReadOnly: []string{"/"}, ReadWrite: []string{"/dev", "/tmp"}}, Mounts: []Bind{{Source: dir, Target: "/out"}}}, 1)
+			res, err := p.Run(context.Background(), "/bin/sh", "-c",
+				`grep -E '^(Seccomp|NoNewPrivs):' /proc/self/status | tr -s '\t ' ' '
+if flock /tmp -c true 2>/dev/null; then echo flock allowed; else echo flock denied; fi
+if echo x >/out/f 2>/dev/null; then echo write allowed; else echo write denied; fi`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRunStatus(t, res, StatusOK)
+			want := "NoNewPrivs: 1\nSeccomp: 2\nflock " + tc.flock + "\nwrite denied\n"
+			if string(res.Stdout) != want {
+				t.Errorf("stdout %q, want %q (stderr %q)", res.Stdout, want, res.Stderr)
+			}
+		})
+	}
 }

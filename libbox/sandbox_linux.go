@@ -389,6 +389,9 @@ type runIO struct {
 	// detachedID names a detached sandbox (detach_linux.go): no owner, no
 	// parent-death signal.
 	detachedID string
+	// pause: a sandbox with no program whose init starts the pause (a
+	// persistent sandbox).
+	pause bool
 }
 
 // run is Run with the stdio chosen by the caller (the CLI passes its own).
@@ -524,7 +527,7 @@ func (s *Sandbox) create(args []string, rio *runIO) (in *instance, retErr error)
 		cfg.ParentDeathSignal = 0
 	}
 
-	opts := CreateOpts{Stdin: rio.stdin, Stdout: rio.stdoutFile, Stderr: rio.stderrFile, ControllingTTY: rio.controllingTTY, netInProcess: s.net != nil}
+	opts := CreateOpts{Stdin: rio.stdin, Stdout: rio.stdoutFile, Stderr: rio.stderrFile, ControllingTTY: rio.controllingTTY, netInProcess: s.net != nil, pause: rio.pause, earlyFilters: s.opts.Seccomp.Custom == nil}
 	if rio.term != nil {
 		rows, cols := rio.term.Size()
 		cfg.Process.Terminal = true
@@ -862,14 +865,7 @@ func (in *instance) destroy() error {
 	}
 	in.destroyed = true
 	var err error
-	if in.pidfd >= 0 {
-		// An init that failed after start was never reaped: its zombie
-		// would stay, and keep a cgroup v1 from going. waitid through the
-		// pidfd can only reap this very process (ECHILD once reaped, and
-		// nothing while it runs: Delete kills and reaps it then).
-		var info unix.Siginfo
-		_ = unix.Waitid(unix.P_PIDFD, in.pidfd, &info, unix.WEXITED|unix.WNOHANG, nil)
-	}
+	in.reapInit()
 	if in.ctr != nil {
 		if derr := in.ctr.Delete(true); derr != nil {
 			var w *WarningError
@@ -886,4 +882,25 @@ func (in *instance) destroy() error {
 		in.pidfd = -1
 	}
 	return err
+}
+
+// reapInit kills init (whole sandbox) and reaps it, unless supervise did:
+// an init that failed after start, or one never started, would otherwise
+// stay a zombie, and keep a cgroup v1 from being removed. Through the
+// pidfd, which only ever names this process: waitid gives ECHILD once it
+// is reaped.
+func (in *instance) reapInit() {
+	if in.pidfd < 0 {
+		return
+	}
+	in.kill()
+	fds := []unix.PollFd{{Fd: int32(in.pidfd), Events: unix.POLLIN}}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		n, err := unix.Poll(fds, 100)
+		if n > 0 || (err != nil && !errors.Is(err, unix.EINTR)) {
+			break
+		}
+	}
+	var info unix.Siginfo
+	_ = unix.Waitid(unix.P_PIDFD, in.pidfd, &info, unix.WEXITED|unix.WNOHANG, nil)
 }

@@ -128,6 +128,12 @@ type initConfig struct {
 	// ControllingTTY: stdin is a terminal the caller opened, which init
 	// makes its controlling terminal (CreateOpts.ControllingTTY).
 	ControllingTTY bool `json:"controllingTTY,omitempty"`
+	// Pause: a container with no program starts the pause (a persistent
+	// sandbox's pid 1, deferred_linux.go).
+	Pause bool `json:"pause,omitempty"`
+	// EarlyFilters: a deferred init applies its filters before it waits
+	// (CreateOpts.earlyFilters).
+	EarlyFilters bool `json:"earlyFilters,omitempty"`
 	// State is the OCI state (status creating) for the createContainer
 	// and startContainer hooks.
 	State *OCIState `json:"state"`
