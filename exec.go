@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,10 +98,11 @@ func execProcess(c *cli.Context) (int, error) {
 			ttyPeer, opts.ConsoleSocket = peer, child
 		}
 	}
-	sigs := make(chan os.Signal, 32)
+	var sigs chan os.Signal
 	if !detach {
-		signal.Notify(sigs)
-		defer signal.Stop(sigs)
+		var ready func()
+		sigs, ready = catchSignals()
+		ready()
 	}
 	pid, err := ctr.Exec(p, opts)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/signal"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
@@ -45,14 +44,15 @@ func runContainer(c *cli.Context) (int, error) {
 		}
 		defer ttyPeer.Close()
 	}
-	// Signals are caught before init exists so that none is lost between
-	// create and the forwarding loop.
-	sigs := make(chan os.Signal, 32)
+	// Signals are caught before init exists (createContainer waits for the
+	// catching before it creates init) so that none is lost between create
+	// and the forwarding loop.
+	var sigs chan os.Signal
+	var sigsReady func()
 	if !detach {
-		signal.Notify(sigs)
-		defer signal.Stop(sigs)
+		sigs, sigsReady = catchSignals()
 	}
-	ctr, err := createContainer(c, ttyChild)
+	ctr, err := createContainer(c, ttyChild, sigsReady)
 	if ttyChild != nil {
 		ttyChild.Close()
 	}

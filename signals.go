@@ -4,9 +4,30 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 
 	"golang.org/x/sys/unix"
 )
+
+// catchSignals starts catching every signal on a new buffered channel, for
+// run and exec to forward to the container, and returns the channel and a
+// function that waits until the catching is in place. Go's signal.Notify
+// costs two thread handoffs per signal (each one's mask goes through the
+// runtime's signal thread, locked to its OS thread: ~60 round trips for
+// all of them), latency that the caller overlaps with its own set-up by
+// waiting only before the process it forwards to exists.
+//
+// Nothing stops the catching: the callers exit when the process ends, and
+// signal.Stop would cost as many round trips again for nothing.
+func catchSignals() (chan os.Signal, func()) {
+	sigs := make(chan os.Signal, 32)
+	ready := make(chan struct{})
+	go func() {
+		signal.Notify(sigs)
+		close(ready)
+	}()
+	return sigs, func() { <-ready }
+}
 
 // forwardAndWait reaps pid (a child of this process) while forwarding the
 // signals arriving on sigs to it, and resizing the pty on SIGWINCH.

@@ -146,8 +146,10 @@ var createFlags = []cli.Flag{
 }
 
 // createContainer is the shared body of create and run. consoleSocket, from
-// a foreground run, is used only when the process has a terminal.
-func createContainer(c *cli.Context, consoleSocket *os.File) (*libbox.Container, error) {
+// a foreground run, is used only when the process has a terminal;
+// beforeInit, if not nil, is called just before init is created (run waits
+// there for its signal catching).
+func createContainer(c *cli.Context, consoleSocket *os.File, beforeInit func()) (*libbox.Container, error) {
 	if err := checkArgs(c, 1, 1); err != nil {
 		return nil, err
 	}
@@ -194,6 +196,9 @@ func createContainer(c *cli.Context, consoleSocket *os.File) (*libbox.Container,
 	}
 	if cfg.Process.Terminal && opts.ConsoleSocket == nil {
 		return nil, errors.New("process.terminal is true in config.json: pass --console-socket, or set terminal to false")
+	}
+	if beforeInit != nil {
+		beforeInit()
 	}
 	ctr, err := rt.Create(id, cfg, opts)
 	if err != nil {
