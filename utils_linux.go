@@ -216,15 +216,24 @@ func createContainer(c *cli.Context, consoleSocket *os.File, beforeInit func()) 
 
 // preservedFiles are the descriptors --preserve-fds N passes on: this
 // process's fds 3..3+N-1, which the CLI owns (the library takes files, as
-// os/exec does, and never wraps descriptors it was not given).
+// os/exec does, and never wraps descriptors it was not given). Each must be
+// one the runtime was started with: those are never close-on-exec (they
+// survived the execve that started it), while everything the runtime opens
+// itself (the Go runtime's cgroup file, the --log file, the state
+// directory's lock) is. A number that is free, or holds one of the
+// runtime's own, is refused, so none of them ever reaches the container.
 func preservedFiles(n int) ([]*os.File, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("--preserve-fds %d: must not be negative", n)
 	}
 	files := make([]*os.File, 0, n)
 	for fd := 3; fd < 3+n; fd++ {
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
-			return nil, fmt.Errorf("--preserve-fds %d: fd %d is not open: %w", n, fd, err)
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err == nil && flags&unix.FD_CLOEXEC != 0 {
+			err = errors.New("it is one of the runtime's own")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--preserve-fds %d: fd %d was not passed to the runtime (%w): start it with fds 3 to %d open, or pass a smaller --preserve-fds", n, fd, err, 2+n)
 		}
 		files = append(files, os.NewFile(uintptr(fd), "preserved-fd-"+strconv.Itoa(fd)))
 	}

@@ -70,6 +70,38 @@ fd_list() {
 	[ "$(fd_list)" = "0 1 2 3 " ]
 }
 
+@test "fds: --preserve-fds beyond the fds passed is a clear error, never the runtime's own fds, and leaves nothing" {
+	skip_if_runc "runc 1.1.5 hands its own descriptors (cgroup directory, epoll, log file) to the program"
+	set_cmd 'echo fds:; ls /proc/$$/fd; echo end'
+	# Fds 3 and 4 are passed (and 7): 5 is free, or one the runtime (the
+	# Go runtime's cgroup file) opened.
+	runtime_with_fds run --preserve-fds 3 -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--preserve-fds 3: fd 5 was not passed to the runtime ("*"): start it with fds 3 to 5 open"* ]]
+	assert_nothing_left "$CID"
+
+	# With --log, fd 5 is the runtime's log file: refused all the same.
+	runtime_with_fds --log "$BATS_TEST_TMPDIR/runtime.log" run --preserve-fds 3 -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--preserve-fds 3: fd 5 was not passed to the runtime (it is one of the runtime's own)"* ]]
+	assert_nothing_left "$CID"
+
+	# Far more than were passed: the same error, nothing half-made, and a
+	# delete --force that has nothing to wait for.
+	runtime_with_fds create --preserve-fds 200 -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--preserve-fds 200: fd 5 was not passed"* ]]
+	runtime delete --force "$CID"
+	[ "$status" -ne 124 ]
+	assert_nothing_left "$CID"
+
+	# exec checks the same way.
+	run_detached
+	runtime_with_fds exec --preserve-fds 3 "$CID" true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--preserve-fds 3: fd 5 was not passed"* ]]
+}
+
 @test "fds: the working directory is inside the container" {
 	# CVE-2024-21626: a leaked host directory fd as cwd would show here.
 	update_config '.process.cwd = "/tmp"'
