@@ -182,6 +182,7 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 				p.cgroup.destroyBestEffort()
 			}
 		}
+		_ = unmountShared(cfg)
 		_ = os.RemoveAll(dir)
 	}()
 	if cfg, err = withNetworkFiles(dir, cfg); err != nil {
@@ -494,6 +495,10 @@ func (c *Container) Delete(force bool) error {
 	if err := stopNetSupervisor(c.dir); err != nil {
 		warn = errors.Join(warn, fmt.Errorf("container %s: %w", c.st.ID, err))
 	}
+	// A container in the runtime's mount namespace leaves its mounts there.
+	if err := unmountShared(c.st.Config); err != nil {
+		warn = errors.Join(warn, fmt.Errorf("container %s: %w", c.st.ID, err))
+	}
 	if err := os.RemoveAll(c.dir); err != nil {
 		return fmt.Errorf("remove state of %s: %w", c.st.ID, err)
 	}
@@ -575,7 +580,6 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	if opts.ConsoleSocket != nil {
 		ic.ConsoleSocketFd = sp.add(opts.ConsoleSocket)
 	}
-	ic.NewMountNS = cloneFlags&unix.CLONE_NEWNS != 0
 	ic.NewUTSNS = cloneFlags&unix.CLONE_NEWUTS != 0
 	ic.NewNetNS = cloneFlags&unix.CLONE_NEWNET != 0
 	// The cgroup namespace is made by init itself, once the parent has
@@ -613,9 +617,19 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 		return nil, err
 	}
 
+	srcs, err := openMountSources(cfg, r.Rootless)
+	if err != nil {
+		return nil, err
+	}
+	defer srcs.close()
+	ic.MountSources = srcs.index
+
 	ic.State = ociState(id, cfg, Creating, p.pid, p.created, p.owner)
 	state := marshalState(ic.State)
 	if err := child.sock.send(syncMsg{Type: syncConfig, Config: ic}); err != nil {
+		return nil, err
+	}
+	if err := sendMountSources(child.sock, srcs); err != nil {
 		return nil, err
 	}
 	err = child.serve(func(m syncMsg) (bool, error) {
@@ -665,10 +679,10 @@ func namespaceFlags(cfg *Config) (uintptr, []nsenter.Join, error) {
 			joins = append(joins, nsenter.Join{Kind: kind, Path: ns.Path})
 		}
 	}
-	if flags&unix.CLONE_NEWNS == 0 {
-		if _, ok := cfg.NamespaceOf(NEWNS); !ok {
-			return 0, nil, errors.New("a mount namespace is required: add {\"type\": \"mount\"} to linux.namespaces")
-		}
+	// A type left out is the runtime's own (a mount namespace too: see
+	// rootfs_shared_linux.go).
+	if err := checkSharedMountNS(cfg); err != nil {
+		return 0, nil, err
 	}
 	return flags, joins, nil
 }

@@ -110,12 +110,27 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			return err
 		}
 	}
+	// The rootfs is set up in the container's mount namespace, made for
+	// it or joined by path (as runc does: a joined namespace is the
+	// container's too, not a root to run in as it is), or else under the
+	// rootfs in the runtime's own namespace (rootfs_shared_linux.go).
+	mountNS := cfg.hasMountNS()
 	var rootfs string
-	if ic.NewMountNS {
-		var err error
-		if rootfs, err = prepareRootfs(cfg); err != nil {
-			return fmt.Errorf("prepare rootfs: %w", err)
+	var err error
+	if mountNS {
+		trees, rerr := recvMountSources(sock, ic.MountSources)
+		if rerr != nil {
+			return rerr
 		}
+		rootfs, err = prepareRootfs(cfg, trees)
+		for _, t := range trees {
+			t.Close()
+		}
+	} else {
+		rootfs, err = prepareSharedRootfs(cfg)
+	}
+	if err != nil {
+		return fmt.Errorf("prepare rootfs: %w", err)
 	}
 	if len(cfg.Hooks.Prestart)+len(cfg.Hooks.CreateRuntime) > 0 {
 		if err := sock.send(syncMsg{Type: syncHooks}); err != nil {
@@ -129,19 +144,19 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	// pivot_root (OCI runtime spec, "Lifecycle"), in the container's root
 	// directory, as runc runs them.
 	if len(cfg.Hooks.CreateContainer) > 0 {
-		if rootfs != "" {
-			if err := unix.Chdir(rootfs); err != nil {
-				return fmt.Errorf("chdir to rootfs %s for createContainer hooks: %w", rootfs, err)
-			}
+		if err := unix.Chdir(rootfs); err != nil {
+			return fmt.Errorf("chdir to rootfs %s for createContainer hooks: %w", rootfs, err)
 		}
 		if err := runHooks("createContainer", cfg.Hooks.CreateContainer, marshalState(ic.State)); err != nil {
 			return err
 		}
 	}
-	if ic.NewMountNS {
+	if mountNS {
 		if err := pivotRootfs(cfg); err != nil {
 			return fmt.Errorf("pivot root: %w", err)
 		}
+	} else if err := chrootRootfs(rootfs); err != nil {
+		return err
 	}
 	if ic.NewUTSNS {
 		if cfg.Hostname != "" {
@@ -163,18 +178,20 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	if err := initNetwork(sock, cfg, ic.NewNetNS); err != nil {
 		return err
 	}
-	if ic.NewMountNS {
+	if mountNS {
 		if err := finalizeRootfs(cfg); err != nil {
 			return fmt.Errorf("finalize rootfs: %w", err)
 		}
+	} else if err := writeSysctls(cfg.Sysctl); err != nil {
+		return fmt.Errorf("finalize rootfs: %w", err)
 	}
 	p := &cfg.Process
 	if p.Terminal && ic.ConsoleSocketFd < 0 {
 		return errors.New("process.terminal is true but no console socket was given: use --console-socket")
 	}
-	if ic.NewMountNS {
-		// runc creates a missing cwd; after pivot_root the path can only
-		// resolve inside the container.
+	if rootfs != "/" {
+		// runc creates a missing cwd; after pivot_root (or chroot) the
+		// path can only resolve inside the container.
 		if err := os.MkdirAll(p.Cwd, 0o755); err != nil {
 			return fmt.Errorf("create cwd %s: %w", p.Cwd, err)
 		}
@@ -184,7 +201,7 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			return err
 		}
 	}
-	pe, err := prepareProcess(p, ic.ConsoleSocketFd, ic.NewMountNS, ic.Rootless, cfg.Seccomp, cfg.Landlock)
+	pe, err := prepareProcess(p, ic.ConsoleSocketFd, mountNS, ic.Rootless, cfg.Seccomp, cfg.Landlock)
 	if err != nil {
 		return err
 	}

@@ -208,12 +208,8 @@ func setOOMScoreAdj(v int) error {
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	var st unix.Statfs_t
-	if err := unix.Fstatfs(fd, &st); err != nil {
-		return &os.PathError{Op: "fstatfs", Path: path, Err: err}
-	}
-	if st.Type != unix.PROC_SUPER_MAGIC {
-		return fmt.Errorf("%s is not on procfs", path)
+	if err := checkProcfs(fd, path); err != nil {
+		return err
 	}
 	if _, err := unix.Write(fd, []byte(strconv.Itoa(v))); err != nil {
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
@@ -471,12 +467,8 @@ func cloexecFromProc(first int) error {
 	}
 	d := os.NewFile(uintptr(fd), dir)
 	defer d.Close()
-	var st unix.Statfs_t
-	if err := unix.Fstatfs(fd, &st); err != nil {
-		return &os.PathError{Op: "fstatfs", Path: dir, Err: err}
-	}
-	if st.Type != unix.PROC_SUPER_MAGIC {
-		return fmt.Errorf("%s is not on procfs", dir)
+	if err := checkProcfs(fd, dir); err != nil {
+		return err
 	}
 	names, err := d.Readdirnames(-1)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
 	"golang.org/x/sys/unix"
 )
 
@@ -231,6 +232,44 @@ func bindDevice(dir *os.File, base string, d Device, ifmt uint32) error {
 		return fail(fmt.Errorf("the rootfs has a %s there", fileTypeName(t)))
 	}
 	if err := mountFd("", host, target, "", unix.MS_BIND, ""); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// mountConsole binds the pty slave at slavePath (inside the container,
+// after pivot_root) on /dev/console, creating /dev/console as an empty file
+// (mode 0600) if it is missing and replacing a symlink there.
+func mountConsole(slavePath string) error {
+	fail := func(err error) error {
+		return &mountError{op: "bind-mount", source: slavePath, target: "/dev/console", err: err}
+	}
+	root, err := os.OpenFile("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fail(err)
+	}
+	defer root.Close()
+	slave, err := pathrs.OpenatInRoot(root, slavePath)
+	if err != nil {
+		return fail(err)
+	}
+	defer slave.Close()
+	if st, err := fstatFile(slave); err != nil {
+		return fail(err)
+	} else if st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return fail(fmt.Errorf("%s is not a character device (found %s)", slavePath, describeStat(&st)))
+	}
+	dev, err := pathrs.MkdirAllHandle(root, "/dev", 0o755)
+	if err != nil {
+		return fail(err)
+	}
+	defer dev.Close()
+	console, err := openPlaceholder(dev, "console", 0o600)
+	if err != nil {
+		return fail(err)
+	}
+	defer console.Close()
+	if err := bindFd(slave, console); err != nil {
 		return fail(err)
 	}
 	return nil

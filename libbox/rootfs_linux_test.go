@@ -211,7 +211,7 @@ func rootfsStageOne(s *rootfsScenario) int {
 func runRootfsScenario(s *rootfsScenario) rootfsResult {
 	var res rootfsResult
 	cfg := &s.Config
-	if _, err := prepareRootfs(cfg); err != nil {
+	if _, err := prepareRootfs(cfg, nil); err != nil {
 		res.Err = err.Error()
 		return res
 	}

@@ -13,6 +13,9 @@ package libbox
 //	C       pid=N         -                       init's pid; the C stage has exited
 //	C       error=TEXT    -                       the C stage failed
 //	parent  config        initConfig              what init must set up
+//	parent  (mount trees) 1-byte packet with      the bind sources the runtime
+//	                      fds (SCM_RIGHTS)        opened, when MountSources
+//	                                              lists any (mountsrc_linux.go)
 //	parent  exec          execConfig              (exec, instead of config) the process
 //	                                              to start in the joined namespaces;
 //	                                              success is EOF: the socket is
@@ -114,10 +117,12 @@ type initConfig struct {
 	PreserveFds     int `json:"preserveFds"`
 	// Rootless is the runtime's mode (Runtime.Rootless).
 	Rootless bool `json:"rootless,omitempty"`
-	// NewMountNS, NewUTSNS: whether init made these namespaces itself
-	// (false when it joined an existing one or shares the host's).
-	NewMountNS bool `json:"newMountNS"`
-	NewUTSNS   bool `json:"newUTSNS"`
+	// MountSources are the indexes in Config.Mounts of the source trees
+	// sent right after this message (mountsrc_linux.go).
+	MountSources []int `json:"mountSources,omitempty"`
+	// NewUTSNS: whether init made its UTS namespace itself (false when it
+	// joined an existing one or shares the host's).
+	NewUTSNS bool `json:"newUTSNS"`
 	// NewNetNS: init made a network namespace, whose lo it brings up.
 	NewNetNS bool `json:"newNetNS"`
 	// LogLevel is the lowest level (a logrus level name) of the messages

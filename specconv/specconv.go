@@ -484,11 +484,10 @@ func convertNamespaces(c *libbox.Config, l *specs.Linux, opts Options) error {
 		}
 		c.Namespaces = append(c.Namespaces, libbox.Namespace{Type: t, Path: ns.Path})
 	}
-	// Without a mount namespace every mount, pivot_root and mask of the
-	// container set-up would happen in the runtime's own namespace.
-	if !hasNS(c, libbox.NEWNS) {
-		return errors.New("linux.namespaces has no mount namespace: add {\"type\": \"mount\"}")
-	}
+	// A type left out is the runtime's own (runtime-spec: MUST inherit),
+	// the mount namespace too: libbox then makes the mounts under the
+	// rootfs in the runtime's namespace and chroots, as runc does, and
+	// refuses what would change the runtime's own mounts.
 
 	userns, hasUser := c.NamespaceOf(libbox.NEWUSER)
 	hasMaps := len(l.UIDMappings) > 0 || len(l.GIDMappings) > 0

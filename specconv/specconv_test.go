@@ -483,8 +483,6 @@ func TestFromSpecErrors(t *testing.T) {
 			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.PIDNamespace, Path: "/proc/1/ns/pid"})
 		}, err: `duplicate namespace type "pid"`},
 		{name: "unknown namespace", mutate: func(s *specs.Spec) { s.Linux.Namespaces[0].Type = "pids" }, err: `linux.namespaces[0]: unknown namespace type "pids"`},
-		{name: "no mount namespace", mutate: func(s *specs.Spec) { s.Linux.Namespaces = s.Linux.Namespaces[:4] }, err: "no mount namespace"},
-		{name: "no linux section", mutate: func(s *specs.Spec) { s.Linux = nil; s.Hostname = "" }, err: "no mount namespace"},
 		{name: "hostname without uts", mutate: func(s *specs.Spec) { s.Linux.Namespaces = s.Linux.Namespaces[4:] }, err: "hostname needs a uts namespace"},
 		{name: "bad rootfsPropagation", mutate: func(s *specs.Spec) { s.Linux.RootfsPropagation = "sharred" }, err: `linux.rootfsPropagation "sharred"`},
 		{name: "device type", mutate: func(s *specs.Spec) { s.Linux.Devices = []specs.LinuxDevice{{Path: "/dev/x", Type: "z"}} }, err: `linux.devices[0] (path "/dev/x"): type "z"`},
@@ -664,6 +662,31 @@ func TestProcessDetails(t *testing.T) {
 	spec.Process.Capabilities = nil
 	if c, _ = mustConvert(t, spec, Options{}); c.Process.Capabilities != nil {
 		t.Errorf("nil capabilities became %+v", c.Process.Capabilities)
+	}
+}
+
+// A namespace type left out is inherited, the mount namespace too; a spec
+// with no linux section at all shares every namespace.
+func TestInheritedNamespaces(t *testing.T) {
+	fakeHost(t, unix.CAP_LAST_CAP)
+	spec := Example()
+	var kept []specs.LinuxNamespace
+	for _, ns := range spec.Linux.Namespaces {
+		if ns.Type != specs.MountNamespace {
+			kept = append(kept, ns)
+		}
+	}
+	spec.Linux.Namespaces = kept
+	c, _ := mustConvert(t, spec, Options{})
+	if _, ok := c.NamespaceOf(libbox.NEWNS); ok || len(c.Namespaces) != len(kept) {
+		t.Errorf("namespaces %+v", c.Namespaces)
+	}
+	spec = Example()
+	spec.Linux = nil
+	spec.Hostname = ""
+	c, _ = mustConvert(t, spec, Options{})
+	if len(c.Namespaces) != 0 {
+		t.Errorf("no linux section: namespaces %+v", c.Namespaces)
 	}
 }
 

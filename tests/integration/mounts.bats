@@ -230,3 +230,31 @@ mount_submount() {
 	# Writes went to the tmpfs, not to the image.
 	[ "$(cat "$BUNDLE/rootfs/srv/sub/f")" = from-image ]
 }
+
+@test "mounts: a read-only /dev gets its devices, devpts and shm first, then is read-only" {
+	update_config '(.mounts[] | select(.destination == "/dev")).options += ["ro"]'
+	run_sh 'test -c /dev/null && echo null; test -e /dev/pts/ptmx && echo pts; grep -c " /dev/shm " /proc/self/mountinfo;
+		touch /dev/newfile 2>&1; echo x > /dev/null && echo writes-to-null'
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == null && "${lines[1]}" == pts && "${lines[2]}" == 1 ]]
+	[[ "$output" == *"Read-only file system"* ]]
+	[[ "$output" == *writes-to-null* ]]
+}
+
+@test "mounts: a source under an earlier mount of the same config resolves after it (mount order)" {
+	# /a is a bind of the volume; /b binds the rootfs's /a/sub, which only
+	# exists once /a is mounted.
+	mkdir -p "$VOL/sub"
+	echo under-a >"$VOL/sub/f"
+	give_to_user "$VOL"
+	add_mount "{\"destination\": \"/a\", \"type\": \"bind\", \"source\": \"$VOL\", \"options\": [\"rbind\"]}"
+	add_mount "{\"destination\": \"/b\", \"type\": \"bind\", \"source\": \"$BUNDLE/rootfs/a/sub\", \"options\": [\"rbind\", \"ro\"]}"
+	# The same with a tmpfs filled by nothing: /c binds what /t is after its
+	# mount, an empty tmpfs, not the image's /t.
+	mkdir -p "$BUNDLE/rootfs/t/img"
+	add_mount '{"destination": "/t", "type": "tmpfs", "source": "tmpfs"}'
+	add_mount "{\"destination\": \"/c\", \"type\": \"bind\", \"source\": \"$BUNDLE/rootfs/t\", \"options\": [\"rbind\"]}"
+	run_sh 'cat /b/f; ls /c | wc -l'
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'under-a\n0')" ]
+}

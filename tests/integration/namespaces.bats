@@ -149,6 +149,89 @@ ns_file() {
 	[ "$(ns_of ipc)" = "$(readlink /proc/$HOLDER/ns/ipc)" ]
 }
 
+@test "namespaces: join an existing mount namespace by path: the rootfs is set up in it, every time" {
+	# As runc does: the joined namespace is the container's, in which its
+	# rootfs is mounted and pivoted into (it used to run in the joined
+	# namespace's own root: the host's files, or none of /proc).
+	local i
+	for i in $(seq 20); do
+		start_holder --mount
+		join_config mount
+		run_sh 'readlink /proc/self/ns/mnt; readlink /bin/sh; test -e /proc/self/status && echo proc; echo $$'
+		[ "$status" -eq 0 ] || fail "try $i: run exited $status"
+		[ "${lines[0]}" = "$(readlink "/proc/$HOLDER/ns/mnt")" ] || fail "try $i: not in the holder's mount namespace"
+		[ "${lines[1]}" = busybox ] || fail "try $i: / is not the bundle's rootfs"
+		[ "${lines[2]}" = proc ] || fail "try $i: no /proc"
+		[ "${lines[3]}" = 1 ] || fail "try $i: not pid 1"
+		kill -9 "$HOLDER"
+		wait "$HOLDER" 2>/dev/null || true
+		HOLDER=
+	done
+}
+
+# no_mount_ns: the bundle without a mount namespace, and without what
+# needs one.
+no_mount_ns() {
+	update_config 'del(.linux.namespaces[] | select(.type == "mount")) | .root.readonly = false
+		| del(.linux.maskedPaths) | del(.linux.readonlyPaths) | del(.linux.rootfsPropagation)'
+}
+
+@test "namespaces: without a mount namespace the container shares the runtime's, chrooted into its rootfs; delete takes its mounts back" {
+	skip_if_runc "runc 1.1.5 makes the runtime's / rslave and leaves the container's mounts in the runtime's namespace"
+	# The runtime's mount namespace is the host's here: only root may mount
+	# in it.
+	requires root
+	no_mount_ns
+	run_sh 'readlink /proc/self/ns/mnt; readlink /bin/sh; grep -c " /proc .* - proc " /proc/self/mountinfo; echo $$'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$HOST_MNTNS" ]
+	[ "${lines[1]}" = busybox ]
+	[ "${lines[2]}" -ge 1 ]
+	[ "${lines[3]}" = 1 ]
+	assert_nothing_left "$CID"
+
+	# The mounts are the host's while the container exists, and go with it.
+	create_sleeping
+	[ -n "$(host_mounts_under "$BUNDLE/rootfs/proc")" ]
+	runtime_ok delete --force "$CID"
+	assert_nothing_left "$CID"
+}
+
+@test "namespaces: without a mount namespace, the host's / as rootfs runs in the host's own root" {
+	skip_if_runc "runc 1.1.5 makes the runtime's / rslave without a mount namespace"
+	no_mount_ns
+	echo marker >"$BATS_TEST_TMPDIR/marker"
+	chmod 0644 "$BATS_TEST_TMPDIR/marker"
+	update_config '.root.path = "/" | .mounts = []'
+	run_sh "readlink /proc/self/ns/mnt; cat $BATS_TEST_TMPDIR/marker"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$HOST_MNTNS" ]
+	[ "${lines[1]}" = marker ]
+
+	# Mounts would cover the host's own paths: refused.
+	update_config '.mounts = [{destination: "/proc", type: "proc", source: "proc"}]'
+	runtime run -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"mounts with the host's / as rootfs need a mount namespace"* ]]
+}
+
+@test "namespaces: masked and read-only paths, a read-only root and rootfsPropagation need a mount namespace" {
+	local setting settings=('.linux.maskedPaths = ["/proc/kcore"]' '.linux.readonlyPaths = ["/proc/sys"]')
+	# runc 1.1.5 refuses these two; it takes the others, and then remounts
+	# or re-propagates mounts of the runtime's namespace.
+	is_runc || settings+=('.root.readonly = true' '.linux.rootfsPropagation = "rprivate"')
+	for setting in "${settings[@]}"; do
+		no_mount_ns
+		update_config "$setting"
+		set_args true
+		runtime create -b "$BUNDLE" "$CID"
+		[ "$status" -ne 0 ] || fail "$setting: create exited 0"
+		is_runc || [[ "$output" == *"needs a mount namespace"* ]] || fail "$setting: $output"
+		assert_nothing_left "$CID"
+		runtime delete --force "$CID"
+	done
+}
+
 @test "namespaces: a path that is not a namespace is an error and leaves nothing" {
 	touch "$BATS_TEST_TMPDIR/notns"
 	update_config '(.linux.namespaces[] | select(.type == "ipc")) |= {type: "ipc", path: $p}' \

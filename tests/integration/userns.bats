@@ -119,3 +119,23 @@ rootful_userns() {
 	[ "$status" -ne 0 ]
 	assert_nothing_left "$CID"
 }
+
+@test "userns: a bind source the mapped root cannot reach (under a 0700 directory) is opened by the runtime" {
+	requires root
+	rootful_userns
+	local private="$BATS_TEST_TMPDIR/private"
+	mkdir -p "$private/vol/dir"
+	echo reached >"$private/vol/file"
+	echo in-dir >"$private/vol/dir/f"
+	chmod 0700 "$private"
+	update_config '.mounts += [{destination: "/vol", type: "bind", source: $v, options: ["rbind", "ro"]},
+		{destination: "/one", type: "bind", source: $f, options: ["bind"]}]' \
+		"$BUNDLE" --arg v "$private/vol" --arg f "$private/vol/dir/f"
+	run_sh 'cat /vol/file /one; touch /vol/x 2>&1; grep " /vol " /proc/self/mountinfo'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = reached ]
+	[ "${lines[1]}" = in-dir ]
+	[[ "$output" == *"Read-only file system"* ]]
+	# The container's mapped root still cannot reach the directory itself.
+	[ "$(stat -c %a "$private")" = 700 ]
+}
