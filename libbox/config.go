@@ -86,6 +86,12 @@ type Config struct {
 	// another mode asks for nothing (the namespaces decide).
 	Network *Network `json:"network,omitempty"`
 
+	// Personality, when set, is the execution domain of every process of
+	// the container (linux.personality); MemoryPolicy, its NUMA memory
+	// policy (linux.memoryPolicy). See personality_linux.go.
+	Personality  *Personality  `json:"personality,omitempty"`
+	MemoryPolicy *MemoryPolicy `json:"memoryPolicy,omitempty"`
+
 	// Annotations are opaque to the runtime and echoed in the state JSON.
 	Annotations map[string]string `json:"annotations,omitempty"`
 
@@ -158,6 +164,30 @@ type Mount struct {
 	// beneath it needs it to be read-only all through; a non-recursive
 	// bind of it fails in a user namespace, where those mounts are locked.
 	RecursiveReadonly bool `json:"recursiveReadonly,omitempty"`
+	// RecAttrSet and RecAttrClr are MOUNT_ATTR_* bits set and cleared on
+	// the mount and every mount below it once it is made
+	// (mount_setattr(2) with AT_RECURSIVE: the "rnosuid", "rnoexec"...
+	// options; RecursiveReadonly is MOUNT_ATTR_RDONLY in RecAttrSet). An atime mode in RecAttrSet needs MOUNT_ATTR__ATIME in
+	// RecAttrClr, as the kernel requires.
+	RecAttrSet uint64 `json:"recAttrSet,omitempty"`
+	RecAttrClr uint64 `json:"recAttrClr,omitempty"`
+	// IDMap, when set, makes a bind mount idmapped (mount_setattr(2)
+	// MOUNT_ATTR_IDMAP; the OCI "idmap"/"ridmap" options and the mount's
+	// uidMappings/gidMappings). It needs root on the host.
+	IDMap *MountIDMap `json:"idmap,omitempty"`
+}
+
+// MountIDMap is the id mapping of an idmapped mount: a file the source
+// filesystem says is owned by ContainerID+n appears owned by HostID+n
+// (the user namespace convention: a container with the same mappings sees
+// it as ContainerID+n again).
+type MountIDMap struct {
+	// UIDMappings and GIDMappings are both empty (the mappings of the
+	// container's user namespace) or both set.
+	UIDMappings []IDMap `json:"uidMappings,omitempty"`
+	GIDMappings []IDMap `json:"gidMappings,omitempty"`
+	// Recursive maps every mount of an rbind, not only its top ("ridmap").
+	Recursive bool `json:"recursive,omitempty"`
 }
 
 // IsBind reports whether m is a bind mount.

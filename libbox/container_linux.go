@@ -617,7 +617,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 		return nil, err
 	}
 
-	srcs, err := openMountSources(cfg, r.Rootless)
+	srcs, err := openMountSources(cfg, r.Rootless, p.pid)
 	if err != nil {
 		return nil, err
 	}

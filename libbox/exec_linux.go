@@ -52,8 +52,10 @@ type execConfig struct {
 	ControllingTTY  bool     `json:"controllingTTY,omitempty"`
 	Subreaper       bool     `json:"subreaper,omitempty"`
 	// The container's policies: an exec'd process is confined like init.
-	Seccomp  *Seccomp  `json:"seccomp,omitempty"`
-	Landlock *Landlock `json:"landlock,omitempty"`
+	Seccomp      *Seccomp      `json:"seccomp,omitempty"`
+	Landlock     *Landlock     `json:"landlock,omitempty"`
+	Personality  *Personality  `json:"personality,omitempty"`
+	MemoryPolicy *MemoryPolicy `json:"memoryPolicy,omitempty"`
 	// State is the container's OCI state, for a seccomp notify listener.
 	State []byte `json:"state,omitempty"`
 	// LogLevel: as initConfig's.
@@ -116,7 +118,7 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 	sp := newSpawnSpec(opts.Stdin, opts.Stdout, opts.Stderr, opts.ExtraFiles)
 	ec := &execConfig{
 		Process: p, Rootless: c.rt.Rootless, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1,
-		Seccomp: cfg.Seccomp, Landlock: cfg.Landlock,
+		Seccomp: cfg.Seccomp, Landlock: cfg.Landlock, Personality: cfg.Personality, MemoryPolicy: cfg.MemoryPolicy,
 		ControllingTTY: opts.ControllingTTY, Subreaper: opts.Subreaper, LogLevel: logLevelOf(opts.Log),
 	}
 	var state []byte
@@ -250,7 +252,8 @@ func initExec(sock *syncSocket, ec *execConfig) error {
 		}
 	}
 	p := ec.Process
-	pe, err := prepareProcess(p, ec.ConsoleSocketFd, false, ec.Rootless, ec.Seccomp, ec.Landlock)
+	pe, err := prepareProcess(p, ec.ConsoleSocketFd, false, ec.Rootless,
+		containerSettings{ec.Seccomp, ec.Landlock, ec.Personality, ec.MemoryPolicy})
 	if err != nil {
 		return err
 	}

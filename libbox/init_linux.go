@@ -116,18 +116,17 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	// rootfs in the runtime's own namespace (rootfs_shared_linux.go).
 	mountNS := cfg.hasMountNS()
 	var rootfs string
-	var err error
+	trees, err := recvMountSources(sock, ic.MountSources)
+	if err != nil {
+		return err
+	}
 	if mountNS {
-		trees, rerr := recvMountSources(sock, ic.MountSources)
-		if rerr != nil {
-			return rerr
-		}
 		rootfs, err = prepareRootfs(cfg, trees)
-		for _, t := range trees {
-			t.Close()
-		}
 	} else {
-		rootfs, err = prepareSharedRootfs(cfg)
+		rootfs, err = prepareSharedRootfs(cfg, trees)
+	}
+	for _, t := range trees {
+		t.Close()
 	}
 	if err != nil {
 		return fmt.Errorf("prepare rootfs: %w", err)
@@ -201,7 +200,8 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			return err
 		}
 	}
-	pe, err := prepareProcess(p, ic.ConsoleSocketFd, mountNS, ic.Rootless, cfg.Seccomp, cfg.Landlock)
+	pe, err := prepareProcess(p, ic.ConsoleSocketFd, mountNS, ic.Rootless,
+		containerSettings{cfg.Seccomp, cfg.Landlock, cfg.Personality, cfg.MemoryPolicy})
 	if err != nil {
 		return err
 	}
@@ -326,13 +326,22 @@ func reportStartFailure(fifoFd int, err error) {
 	}
 }
 
+// containerSettings are what every process of the container gets, init
+// and each exec'd one alike.
+type containerSettings struct {
+	seccomp      *Seccomp
+	landlock     *Landlock
+	personality  *Personality
+	memoryPolicy *MemoryPolicy
+}
+
 // prepareProcess is what init and an exec'd process share before execve:
 // the terminal, the filters (after the mounts: Landlock paths are container
 // paths; before the credentials change: see filters_linux.go), credentials,
 // capabilities and the cwd, and the program's path, resolved as the
 // process's own user so that a missing or non-executable program fails
 // create or exec, as in runc.
-func prepareProcess(p *Process, consoleFd int, bindConsole, rootless bool, sc *Seccomp, ll *Landlock) (_ *pendingExec, retErr error) {
+func prepareProcess(p *Process, consoleFd int, bindConsole, rootless bool, cs containerSettings) (_ *pendingExec, retErr error) {
 	if p.Terminal {
 		if err := setupConsole(consoleFd, p, bindConsole); err != nil {
 			return nil, fmt.Errorf("set up console: %w", err)
@@ -340,7 +349,18 @@ func prepareProcess(p *Process, consoleFd int, bindConsole, rootless bool, sc *S
 	} else if consoleFd >= 0 {
 		_ = unix.Close(consoleFd)
 	}
-	f, err := prepareFilters(p, sc, ll)
+	// Both survive fork and execve; set while no filter may deny them.
+	if cs.personality != nil {
+		if err := setPersonality(*cs.personality); err != nil {
+			return nil, err
+		}
+	}
+	if cs.memoryPolicy != nil {
+		if err := setMemoryPolicy(cs.memoryPolicy); err != nil {
+			return nil, err
+		}
+	}
+	f, err := prepareFilters(p, cs.seccomp, cs.landlock)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,13 @@ package libbox
 // clone trees of its own mount namespace (it has no CAP_SYS_ADMIN there),
 // and its container's mapped root is the runtime's own user anyway.
 //
+// An idmapped mount is such a tree too, with MOUNT_ATTR_IDMAP set on it by
+// the runtime before init gets it: the attribute can only be set on a
+// detached mount, by a process with CAP_SYS_ADMIN over the mount's own
+// user namespace (the host's). Its user namespace is the container's when
+// the mount names no mappings of its own (or the container's), else one
+// made for the purpose (newUserNS).
+//
 // The trees cross the sync socket right after the config, in one packet
 // (SCM_RIGHTS), in the order of initConfig.MountSources.
 
@@ -45,6 +52,9 @@ func (s *mountSources) close() {
 // needsSourceTree reports whether mount m of cfg gets a tree from the
 // runtime (see the top of the file).
 func needsSourceTree(cfg *Config, m *Mount, rootless bool) bool {
+	if m.IDMap != nil {
+		return true
+	}
 	if rootless || !m.IsBind() {
 		return false
 	}
@@ -57,8 +67,9 @@ func needsSourceTree(cfg *Config, m *Mount, rootless bool) bool {
 }
 
 // openMountSources clones the trees init needs, in the runtime's mount
-// namespace and with its credentials.
-func openMountSources(cfg *Config, rootless bool) (_ *mountSources, retErr error) {
+// namespace and with its credentials; initPid is init, whose user
+// namespace an idmapped mount without mappings of its own uses.
+func openMountSources(cfg *Config, rootless bool, initPid int) (_ *mountSources, retErr error) {
 	s := &mountSources{}
 	defer func() {
 		if retErr != nil {
@@ -70,6 +81,9 @@ func openMountSources(cfg *Config, rootless bool) (_ *mountSources, retErr error
 		if !needsSourceTree(cfg, m, rootless) {
 			continue
 		}
+		if err := checkIDMap(cfg, m, rootless); err != nil {
+			return nil, fmt.Errorf("mounts[%d] (destination %s): %w", i, m.Destination, err)
+		}
 		var flags uint
 		if m.Flags&unix.MS_REC != 0 {
 			flags |= unix.AT_RECURSIVE
@@ -78,10 +92,119 @@ func openMountSources(cfg *Config, rootless bool) (_ *mountSources, retErr error
 		if err != nil {
 			return nil, fmt.Errorf("mounts[%d]: open bind source %s: %w", i, m.Source, err)
 		}
+		tree := os.NewFile(uintptr(fd), "mount source "+m.Source)
 		s.index = append(s.index, i)
-		s.files = append(s.files, os.NewFile(uintptr(fd), "mount source "+m.Source))
+		s.files = append(s.files, tree)
+		if m.IDMap != nil {
+			if err := idmapTree(tree, cfg, m.IDMap, initPid); err != nil {
+				return nil, fmt.Errorf("mounts[%d]: idmap %s: %w", i, m.Source, err)
+			}
+		}
 	}
 	return s, nil
+}
+
+// checkIDMap refuses what the kernel would, with the reason.
+func checkIDMap(cfg *Config, m *Mount, rootless bool) error {
+	im := m.IDMap
+	if im == nil {
+		return nil
+	}
+	switch {
+	case !m.IsBind():
+		return errors.New("idmapped mounts are bind mounts only: add \"bind\" or \"rbind\" to the options")
+	case rootless:
+		return errors.New("an idmapped mount of a host directory needs root on the host (MOUNT_ATTR_IDMAP)")
+	case len(im.UIDMappings) == 0 != (len(im.GIDMappings) == 0):
+		return errors.New("an idmapped mount needs both uidMappings and gidMappings, or neither")
+	}
+	if len(im.UIDMappings) == 0 {
+		if _, ok := cfg.NamespaceOf(NEWUSER); !ok {
+			return errors.New("an idmapped mount without uidMappings and gidMappings takes the container's user namespace, and it has none: add {\"type\": \"user\"} to linux.namespaces, or give the mount its own mappings")
+		}
+	}
+	return nil
+}
+
+// idmapTree makes the detached tree an idmapped mount.
+func idmapTree(tree *os.File, cfg *Config, im *MountIDMap, initPid int) error {
+	var userns *os.File
+	var err error
+	if len(im.UIDMappings) == 0 || (sameMaps(im.UIDMappings, cfg.UIDMappings) && sameMaps(im.GIDMappings, cfg.GIDMappings)) {
+		userns, err = os.Open(fmt.Sprintf("/proc/%d/ns/user", initPid))
+	} else {
+		userns, err = newUserNS(im.UIDMappings, im.GIDMappings)
+	}
+	if err != nil {
+		return err
+	}
+	defer userns.Close()
+	var flags uint = unix.AT_EMPTY_PATH
+	if im.Recursive {
+		flags |= unix.AT_RECURSIVE
+	}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(userns.Fd())}
+	err = unix.MountSetattr(int(tree.Fd()), "", flags, &attr)
+	runtime.KeepAlive(tree)
+	runtime.KeepAlive(userns)
+	if err != nil {
+		err = fmt.Errorf("mount_setattr MOUNT_ATTR_IDMAP: %w", err)
+		if errors.Is(err, unix.EINVAL) {
+			err = fmt.Errorf("%w: the source's filesystem may not support idmapped mounts", err)
+		}
+		return err
+	}
+	return nil
+}
+
+func sameMaps(a, b []IDMap) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// errUserNSOpen ends newUserNS's stage once its namespace is open.
+var errUserNSOpen = errors.New("user namespace open")
+
+// newUserNS returns a new user namespace with the mappings uid and gid:
+// the runtime's nsenter stage makes it and waits for the maps, which are
+// written; its namespace is opened, and the stage killed.
+func newUserNS(uid, gid []IDMap) (*os.File, error) {
+	maps := &Config{UIDMappings: uid, GIDMappings: gid}
+	exe, err := sealedSelfExe(maps)
+	if err != nil {
+		return nil, err
+	}
+	defer exe.Close()
+	sp := newSpawnSpec(nil, nil, nil, nil)
+	sp.exe = exe
+	sp.clone = unix.CLONE_NEWUSER
+	var ns *os.File
+	sp.usermap = func(stagePid int) error {
+		if err := writeIDMaps(stagePid, maps, false); err != nil {
+			return err
+		}
+		f, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", stagePid))
+		if err != nil {
+			return err
+		}
+		ns = f
+		return errUserNSOpen
+	}
+	_, err = sp.start()
+	if errors.Is(err, errUserNSOpen) {
+		return ns, nil
+	}
+	if err == nil {
+		err = errors.New("the stage did not ask for its user map")
+	}
+	return nil, fmt.Errorf("make a user namespace for the mount's mappings: %w", err)
 }
 
 // sendMountSources passes the trees to init, after the config.

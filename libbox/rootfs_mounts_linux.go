@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -79,24 +80,33 @@ func (r *rootfsMounter) mountEntry(m Mount, tree *os.File) error {
 	if err != nil {
 		return err
 	}
-	if m.RecursiveReadonly {
-		if err := r.setRecursiveReadonly(dest); err != nil {
-			return err
-		}
+	if err := r.setRecursiveAttrs(&m, dest); err != nil {
+		return err
 	}
 	return r.setPropagation(&m, dest)
 }
 
-// setRecursiveReadonly makes the mount at dest and every mount beneath it
-// read-only (the "rro" option), leaving their other flags alone.
-func (r *rootfsMounter) setRecursiveReadonly(dest string) error {
+// setRecursiveAttrs applies m's recursive attributes to the mount at dest
+// and every mount below it.
+func (r *rootfsMounter) setRecursiveAttrs(m *Mount, dest string) error {
+	set, clr := m.RecAttrSet, m.RecAttrClr
+	if m.RecursiveReadonly {
+		set |= unix.MOUNT_ATTR_RDONLY
+		clr &^= unix.MOUNT_ATTR_RDONLY
+	}
+	if set|clr == 0 {
+		return nil
+	}
 	dst, err := r.reopen(dest)
 	if err != nil {
-		return &mountError{op: "remount recursively read-only", target: dest, err: err}
+		return &mountError{op: "set recursive attributes of", target: dest, err: err}
 	}
 	defer dst.Close()
-	if err := setReadonly(dst, true); err != nil {
-		return &mountError{op: "remount recursively read-only", target: dest, err: err}
+	attr := unix.MountAttr{Attr_set: set, Attr_clr: clr}
+	err = unix.MountSetattr(int(dst.Fd()), "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr)
+	runtime.KeepAlive(dst)
+	if err != nil {
+		return &mountError{op: "set recursive attributes of", target: dest, err: fmt.Errorf("mount_setattr: %w", err)}
 	}
 	return nil
 }

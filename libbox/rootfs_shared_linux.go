@@ -70,8 +70,9 @@ func checkSharedMountNS(cfg *Config) error {
 
 // prepareSharedRootfs is prepareRootfs for a container in the runtime's
 // mount namespace: the mounts and /dev under the rootfs, nothing else. It
-// returns the rootfs's path, symlinks resolved.
-func prepareSharedRootfs(cfg *Config) (string, error) {
+// returns the rootfs's path, symlinks resolved. trees are as for
+// prepareRootfs.
+func prepareSharedRootfs(cfg *Config, trees map[int]*os.File) (string, error) {
 	if err := checkSharedMountNS(cfg); err != nil {
 		return "", err
 	}
@@ -90,7 +91,7 @@ func prepareSharedRootfs(cfg *Config) (string, error) {
 		return "", fmt.Errorf("open rootfs: %w", err)
 	}
 	defer root.Close()
-	if err := mountAll(cfg, path, root, nil); err != nil {
+	if err := mountAll(cfg, path, root, trees); err != nil {
 		return "", err
 	}
 	return path, nil

@@ -37,7 +37,8 @@ func Features() *features.Features {
 			Apparmor:        &features.Apparmor{Enabled: no()},
 			Selinux:         &features.Selinux{Enabled: no()},
 			IntelRdt:        &features.IntelRdt{Enabled: no()},
-			MountExtensions: &features.MountExtensions{IDMap: &features.IDMap{Enabled: no()}},
+			MountExtensions: &features.MountExtensions{IDMap: &features.IDMap{Enabled: yes()}},
+			MemoryPolicy:    memoryPolicyFeatures(),
 			NetDevices:      &features.NetDevices{Enabled: no()},
 		},
 		Annotations: map[string]string{
@@ -48,4 +49,10 @@ func Features() *features.Features {
 			LandlockAnnotation + ".abi": strconv.Itoa(libbox.LandlockABI()),
 		},
 	}
+}
+
+// memoryPolicyFeatures lists the linux.memoryPolicy modes and flags
+// FromSpec takes.
+func memoryPolicyFeatures() *features.MemoryPolicy {
+	return &features.MemoryPolicy{Modes: sortedKeys(memoryPolicyModes), Flags: sortedKeys(memoryPolicyFlags)}
 }

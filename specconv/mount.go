@@ -58,31 +58,62 @@ var mountFlags = map[string]mountFlag{
 // mountPropagation are the propagation options, applied after the mount.
 var mountPropagation = rootPropagation
 
+// recursiveMountAttrs are the options applied to a mount and every mount
+// below it with mount_setattr(2) (runc 1.1 and later): each sets, or
+// (clear) clears, one MOUNT_ATTR_* bit. ("rro" and "rrw" are
+// Mount.RecursiveReadonly.) The atime options all clear the
+// whole atime mode first (the kernel insists), so "ratime", "rnorelatime"
+// and "rnostrictatime" leave the default, relatime.
+var recursiveMountAttrs = map[string]mountFlag{
+	"rnosuid":        {false, unix.MOUNT_ATTR_NOSUID},
+	"rsuid":          {true, unix.MOUNT_ATTR_NOSUID},
+	"rnodev":         {false, unix.MOUNT_ATTR_NODEV},
+	"rdev":           {true, unix.MOUNT_ATTR_NODEV},
+	"rnoexec":        {false, unix.MOUNT_ATTR_NOEXEC},
+	"rexec":          {true, unix.MOUNT_ATTR_NOEXEC},
+	"rnodiratime":    {false, unix.MOUNT_ATTR_NODIRATIME},
+	"rdiratime":      {true, unix.MOUNT_ATTR_NODIRATIME},
+	"rrelatime":      {false, unix.MOUNT_ATTR_RELATIME},
+	"rnorelatime":    {true, unix.MOUNT_ATTR_RELATIME},
+	"rnoatime":       {false, unix.MOUNT_ATTR_NOATIME},
+	"ratime":         {true, unix.MOUNT_ATTR_NOATIME},
+	"rstrictatime":   {false, unix.MOUNT_ATTR_STRICTATIME},
+	"rnostrictatime": {true, unix.MOUNT_ATTR_STRICTATIME},
+	"rnosymfollow":   {false, unix.MOUNT_ATTR_NOSYMFOLLOW}, // Linux 5.14+
+	"rsymfollow":     {true, unix.MOUNT_ATTR_NOSYMFOLLOW},
+}
+
+// atimeAttrs are the recursive options that name an atime mode.
+var atimeAttrs = map[string]bool{
+	"rrelatime": true, "rnorelatime": true, "rnoatime": true, "ratime": true,
+	"rstrictatime": true, "rnostrictatime": true,
+}
+
 // unsupportedMountOptions are options other runtimes give a meaning to but
 // this one does not implement. Passing them to the kernel as data would fail
-// obscurely or, worse, mount something other than what was asked (an idmap
-// mount without the mapping leaves files owned by the wrong ids), so they are
-// refused by name.
+// obscurely or mount something other than what was asked, so they are
+// refused by name: "idmap=uids=...;gids=..." is crun's own spelling of a
+// mount's mappings (runtime-spec puts them in uidMappings/gidMappings).
 var unsupportedMountOptions = map[string]bool{
-	"idmap": true, "ridmap": true,
-	// mount_setattr(2) recursive attributes (runc 1.1+).
-	"rrw": true, "rnosuid": true, "rsuid": true, "rnodev": true, "rdev": true,
-	"rnoexec": true, "rexec": true, "rnodiratime": true, "rdiratime": true,
-	"rrelatime": true, "rnorelatime": true, "rnoatime": true, "ratime": true,
-	"rstrictatime": true, "rnostrictatime": true, "rnosymfollow": true, "rsymfollow": true,
+	"idmap=": true, "ridmap=": true,
 }
 
 // KnownMountOptions returns the mount options FromSpec interprets itself
-// (flags, propagation and "defaults"), sorted. Anything else is passed to the
-// filesystem as data, except the options refused as unsupported.
+// (flags, propagation, the recursive attributes, idmap, ridmap, tmpcopyup
+// and "defaults"), sorted. Anything else is passed to the filesystem as
+// data, except the options refused as unsupported.
 func KnownMountOptions() []string {
-	res := []string{"defaults", "rro"}
+	res := []string{"defaults", "rro", "rrw"}
 	for o := range mountFlags {
 		res = append(res, o)
 	}
 	for o := range mountPropagation {
 		res = append(res, o)
 	}
+	for o := range recursiveMountAttrs {
+		res = append(res, o)
+	}
+	res = append(res, "idmap", "ridmap", "tmpcopyup")
 	sort.Strings(res)
 	return res
 }
@@ -106,7 +137,27 @@ func parseMountOptions(m *libbox.Mount, options []string) error {
 			m.PropagationFlags = append(m.PropagationFlags, p)
 			continue
 		}
-		name, _, _ := strings.Cut(o, "=")
+		if a, ok := recursiveMountAttrs[o]; ok {
+			bit := uint64(a.flag)
+			if atimeAttrs[o] {
+				m.RecAttrClr |= unix.MOUNT_ATTR__ATIME
+				m.RecAttrSet &^= unix.MOUNT_ATTR__ATIME
+			}
+			if a.clear {
+				m.RecAttrSet &^= bit
+				m.RecAttrClr |= bit
+			} else {
+				m.RecAttrSet |= bit
+				if !atimeAttrs[o] {
+					m.RecAttrClr &^= bit
+				}
+			}
+			continue
+		}
+		name, _, hasValue := strings.Cut(o, "=")
+		if hasValue {
+			name += "="
+		}
 		switch {
 		case o == "tmpcopyup":
 			m.CopyUp = true
@@ -114,11 +165,20 @@ func parseMountOptions(m *libbox.Mount, options []string) error {
 			// Recursive read-only (runc 1.1): this mount and every
 			// mount beneath it.
 			m.RecursiveReadonly = true
+			m.RecAttrClr &^= unix.MOUNT_ATTR_RDONLY
+		case o == "rrw":
+			m.RecursiveReadonly = false
+			m.RecAttrClr |= unix.MOUNT_ATTR_RDONLY
+		case o == "idmap" || o == "ridmap":
+			if m.IDMap == nil {
+				m.IDMap = &libbox.MountIDMap{}
+			}
+			m.IDMap.Recursive = o == "ridmap"
 		case o == "", o == "defaults":
 			// "defaults" is fstab's placeholder for "no options"; the
 			// kernel would reject it as filesystem data.
 		case unsupportedMountOptions[name]:
-			return fmt.Errorf("mount option %s is not supported", o)
+			return fmt.Errorf("mount option %s is not supported: give the mount's mappings as uidMappings and gidMappings", o)
 		default:
 			data = append(data, o)
 		}
@@ -131,12 +191,6 @@ func parseMountOptions(m *libbox.Mount, options []string) error {
 // absolute bundle directory, against which relative bind sources resolve.
 func convertMount(sm specs.Mount, bundle string, warnf func(string, ...any)) (libbox.Mount, error) {
 	var m libbox.Mount
-	if len(sm.UIDMappings) > 0 {
-		return m, unsupported("uidMappings (idmapped mounts)")
-	}
-	if len(sm.GIDMappings) > 0 {
-		return m, unsupported("gidMappings (idmapped mounts)")
-	}
 	// Mount arguments are C strings: a NUL would silently truncate them.
 	for _, s := range []string{sm.Destination, sm.Source, sm.Type} {
 		if strings.IndexByte(s, 0) >= 0 {
@@ -160,6 +214,24 @@ func convertMount(sm specs.Mount, bundle string, warnf func(string, ...any)) (li
 	if err := parseMountOptions(&m, sm.Options); err != nil {
 		return m, err
 	}
+	// Mappings make the mount idmapped, with or without the idmap option
+	// (runtime-spec: it SHOULD be there, so that older runtimes fail).
+	if len(sm.UIDMappings) > 0 || len(sm.GIDMappings) > 0 {
+		if len(sm.UIDMappings) == 0 || len(sm.GIDMappings) == 0 {
+			return m, errors.New("uidMappings and gidMappings of an idmapped mount go together")
+		}
+		if err := checkIDMaps("uidMappings", sm.UIDMappings); err != nil {
+			return m, err
+		}
+		if err := checkIDMaps("gidMappings", sm.GIDMappings); err != nil {
+			return m, err
+		}
+		if m.IDMap == nil {
+			m.IDMap = &libbox.MountIDMap{}
+		}
+		m.IDMap.UIDMappings = toIDMaps(sm.UIDMappings)
+		m.IDMap.GIDMappings = toIDMaps(sm.GIDMappings)
+	}
 	if m.Type == "bind" {
 		m.Flags |= unix.MS_BIND
 	}
@@ -175,6 +247,9 @@ func convertMount(sm specs.Mount, bundle string, warnf func(string, ...any)) (li
 		m.Source = filepath.Clean(m.Source)
 	} else if m.Type == "" && m.Flags&unix.MS_REMOUNT == 0 {
 		return m, errors.New("type is required unless the mount is a bind mount")
+	}
+	if m.IDMap != nil && !m.IsBind() {
+		return m, fmt.Errorf("an idmapped mount must be a bind mount, not %s", m.Type)
 	}
 	if m.CopyUp && m.Type != "tmpfs" {
 		return m, fmt.Errorf("mount option tmpcopyup applies only to tmpfs, not %s", m.Type)

@@ -2,6 +2,7 @@ package specconv
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -115,6 +116,12 @@ func convertCPUAffinity(a *specs.CPUAffinity) (*libbox.CPUAffinity, error) {
 // ParseCPUList parses a kernel CPU list ("0-3,7": numbers and inclusive
 // ranges, comma-separated) into sorted, distinct CPU numbers; "" is nil.
 func ParseCPUList(s string) ([]int, error) {
+	return parseIDList(s, "CPU", libbox.MaxCPU)
+}
+
+// parseIDList parses a kernel list of numbered things (CPUs, NUMA nodes)
+// of at most max; noun names them in errors.
+func parseIDList(s, noun string, max int) ([]int, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil, nil
@@ -122,15 +129,15 @@ func ParseCPUList(s string) ([]int, error) {
 	num := func(v string) (int, error) {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || strings.HasPrefix(v, "+") {
-			return 0, fmt.Errorf("%q is not a CPU list like 0-3,7: %q is not a CPU number", s, v)
+			return 0, fmt.Errorf("%q is not a %s list like 0-3,7: %q is not a %s number", s, noun, v, noun)
 		}
-		if n > libbox.MaxCPU {
-			return 0, fmt.Errorf("CPU %d is above the highest CPU number Linux supports (%d)", n, libbox.MaxCPU)
+		if n > max {
+			return 0, fmt.Errorf("%s %d is above the highest %s number Linux supports (%d)", noun, n, noun, max)
 		}
 		return n, nil
 	}
 	// A set, not a list: "0-8191,0-8191,..." must not grow memory.
-	var set [libbox.MaxCPU + 1]bool
+	set := make([]bool, max+1)
 	for _, part := range strings.Split(s, ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := num(lo)
@@ -143,18 +150,95 @@ func ParseCPUList(s string) ([]int, error) {
 				return nil, err
 			}
 			if b < a {
-				return nil, fmt.Errorf("%q is not a CPU list: range %s goes backwards", s, part)
+				return nil, fmt.Errorf("%q is not a %s list: range %s goes backwards", s, noun, part)
 			}
 		}
 		for c := a; c <= b; c++ {
 			set[c] = true
 		}
 	}
-	var cpus []int
+	var ids []int
 	for c, on := range set {
 		if on {
-			cpus = append(cpus, c)
+			ids = append(ids, c)
 		}
 	}
-	return cpus, nil
+	return ids, nil
+}
+
+var personalityDomains = map[specs.LinuxPersonalityDomain]libbox.Personality{
+	specs.PerLinux:   libbox.PerLinux,
+	specs.PerLinux32: libbox.PerLinux32,
+}
+
+// convertPersonality converts linux.personality. The spec defines no
+// flags; any given is refused rather than ignored.
+func convertPersonality(p *specs.LinuxPersonality) (*libbox.Personality, error) {
+	if p == nil {
+		return nil, nil
+	}
+	d, ok := personalityDomains[p.Domain]
+	if !ok {
+		return nil, fmt.Errorf("linux.personality.domain %q is not one of LINUX, LINUX32", p.Domain)
+	}
+	if len(p.Flags) > 0 {
+		return nil, fmt.Errorf("linux.personality.flags %v: no personality flags are defined", p.Flags)
+	}
+	return &d, nil
+}
+
+var memoryPolicyModes = map[specs.MemoryPolicyModeType]int{
+	specs.MpolDefault:            libbox.MPolDefault,
+	specs.MpolPreferred:          libbox.MPolPreferred,
+	specs.MpolBind:               libbox.MPolBind,
+	specs.MpolInterleave:         libbox.MPolInterleave,
+	specs.MpolLocal:              libbox.MPolLocal,
+	specs.MpolPreferredMany:      libbox.MPolPreferredMany,
+	specs.MpolWeightedInterleave: libbox.MPolWeightedInterleave,
+}
+
+var memoryPolicyFlags = map[specs.MemoryPolicyFlagType]int{
+	specs.MpolFNumaBalancing: libbox.MPolFNumaBalancing,
+	specs.MpolFRelativeNodes: libbox.MPolFRelativeNodes,
+	specs.MpolFStaticNodes:   libbox.MPolFStaticNodes,
+}
+
+// convertMemoryPolicy converts linux.memoryPolicy, checking it the way the
+// kernel will.
+func convertMemoryPolicy(m *specs.LinuxMemoryPolicy) (*libbox.MemoryPolicy, error) {
+	if m == nil {
+		return nil, nil
+	}
+	mode, ok := memoryPolicyModes[m.Mode]
+	if !ok {
+		return nil, fmt.Errorf("linux.memoryPolicy.mode %q is not one of %s", m.Mode, strings.Join(sortedKeys(memoryPolicyModes), ", "))
+	}
+	out := &libbox.MemoryPolicy{Mode: mode}
+	for _, f := range m.Flags {
+		bit, ok := memoryPolicyFlags[f]
+		if !ok {
+			return nil, fmt.Errorf("linux.memoryPolicy.flags: unknown flag %q", f)
+		}
+		out.Flags |= bit
+	}
+	nodes, err := parseIDList(m.Nodes, "node", libbox.MaxNUMANode)
+	if err != nil {
+		return nil, fmt.Errorf("linux.memoryPolicy.nodes: %w", err)
+	}
+	for _, n := range nodes {
+		out.Nodes = append(out.Nodes, uint(n))
+	}
+	if err := out.Validate(); err != nil {
+		return nil, fmt.Errorf("linux.memoryPolicy: %w", err)
+	}
+	return out, nil
+}
+
+func sortedKeys[K ~string, V any](m map[K]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, string(k))
+	}
+	sort.Strings(keys)
+	return keys
 }

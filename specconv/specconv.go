@@ -204,6 +204,12 @@ func FromSpec(spec *specs.Spec, opts Options) (*libbox.Config, error) {
 			warnf("annotations[%s]: the container joins the network namespace %s: it must have loopback only, or create fails", NetworkAnnotation, ns.Path)
 		}
 	}
+	if c.Personality, err = convertPersonality(linux.Personality); err != nil {
+		return nil, err
+	}
+	if c.MemoryPolicy, err = convertMemoryPolicy(linux.MemoryPolicy); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -227,10 +233,6 @@ func checkUnsupported(spec *specs.Spec, warnf func(string, ...any)) error {
 	switch {
 	case l.IntelRdt != nil:
 		return unsupported("linux.intelRdt")
-	case l.Personality != nil:
-		return unsupported("linux.personality")
-	case l.MemoryPolicy != nil:
-		return unsupported("linux.memoryPolicy")
 	case len(l.NetDevices) > 0:
 		return unsupported("linux.netDevices")
 	case len(l.TimeOffsets) > 0:

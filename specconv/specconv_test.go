@@ -100,6 +100,8 @@ func TestParseMountOptions(t *testing.T) {
 		prop    []int
 		data    string
 		err     string
+		recSet  uint64
+		recClr  uint64
 	}{
 		{opts: nil},
 		{opts: []string{"ro", "nosuid", "nodev", "noexec"}, flags: unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC},
@@ -114,10 +116,18 @@ func TestParseMountOptions(t *testing.T) {
 		{opts: []string{"sync", "dirsync", "mand", "silent", "iversion", "lazytime", "remount"}, flags: unix.MS_SYNCHRONOUS | unix.MS_DIRSYNC | unix.MS_MANDLOCK | unix.MS_SILENT | unix.MS_I_VERSION | unix.MS_LAZYTIME | unix.MS_REMOUNT},
 		{opts: []string{"async", "nomand", "loud", "noiversion", "nolazytime", "atime", "diratime", "norelatime", "nostrictatime"}, cleared: unix.MS_SYNCHRONOUS | unix.MS_MANDLOCK | unix.MS_SILENT | unix.MS_I_VERSION | unix.MS_LAZYTIME | unix.MS_NOATIME | unix.MS_NODIRATIME | unix.MS_RELATIME | unix.MS_STRICTATIME},
 		{opts: []string{"nosuid", "mode=755", "defaults", "size=65536k", "newinstance"}, flags: unix.MS_NOSUID, data: "mode=755,size=65536k,newinstance"},
-		{opts: []string{"idmap"}, err: "mount option idmap is not supported"},
-		{opts: []string{"ridmap"}, err: "mount option ridmap is not supported"},
-		{opts: []string{"rrw"}, err: "mount option rrw is not supported"},
-		{opts: []string{"idmap=uids=0-1000-10"}, err: "is not supported"},
+		{opts: []string{"rnosuid", "rnodev", "rnoexec", "rnosymfollow", "rnodiratime"}, recSet: unix.MOUNT_ATTR_NOSUID |
+			unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC | unix.MOUNT_ATTR_NOSYMFOLLOW | unix.MOUNT_ATTR_NODIRATIME},
+		{opts: []string{"rrw", "rsuid", "rdev", "rexec", "rsymfollow", "rdiratime"}, recClr: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID |
+			unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC | unix.MOUNT_ATTR_NOSYMFOLLOW | unix.MOUNT_ATTR_NODIRATIME},
+		// rro is RecursiveReadonly (checked below); rrw after it undoes it.
+		{opts: []string{"rro", "rrw"}, recClr: unix.MOUNT_ATTR_RDONLY},
+		// An atime mode clears the whole atime field; the last one wins.
+		{opts: []string{"rnoatime"}, recSet: unix.MOUNT_ATTR_NOATIME, recClr: unix.MOUNT_ATTR__ATIME},
+		{opts: []string{"rnoatime", "rstrictatime"}, recSet: unix.MOUNT_ATTR_STRICTATIME, recClr: unix.MOUNT_ATTR__ATIME},
+		{opts: []string{"rstrictatime", "rrelatime"}, recSet: unix.MOUNT_ATTR_RELATIME, recClr: unix.MOUNT_ATTR__ATIME},
+		{opts: []string{"rnoatime", "ratime"}, recClr: unix.MOUNT_ATTR__ATIME},
+		{opts: []string{"idmap=uids=0-1000-10"}, err: "mount option idmap=uids=0-1000-10 is not supported: give the mount's mappings as uidMappings and gidMappings"},
 	}
 	var rro libbox.Mount
 	if err := parseMountOptions(&rro, []string{"rbind", "rro"}); err != nil || !rro.RecursiveReadonly || rro.Flags != unix.MS_BIND|unix.MS_REC {
@@ -139,6 +149,9 @@ func TestParseMountOptions(t *testing.T) {
 			if m.Flags != tt.flags || m.ClearedFlags != tt.cleared || m.Data != tt.data || !reflect.DeepEqual(m.PropagationFlags, tt.prop) {
 				t.Errorf("got flags %#x cleared %#x prop %v data %q, want %#x %#x %v %q",
 					m.Flags, m.ClearedFlags, m.PropagationFlags, m.Data, tt.flags, tt.cleared, tt.prop, tt.data)
+			}
+			if m.RecAttrSet != tt.recSet || m.RecAttrClr != tt.recClr {
+				t.Errorf("recursive attributes set %#x clear %#x, want %#x %#x", m.RecAttrSet, m.RecAttrClr, tt.recSet, tt.recClr)
 			}
 		})
 	}
@@ -188,8 +201,29 @@ func TestConvertMount(t *testing.T) {
 		{name: "missing type", in: specs.Mount{Destination: "/x", Source: "x"}, err: "type is required"},
 		{name: "bind without source", in: specs.Mount{Destination: "/x", Type: "bind"}, err: "needs a source"},
 		{name: "nul byte", in: specs.Mount{Destination: "/x\x00y", Type: "tmpfs"}, err: "NUL"},
-		{name: "idmapped mount", in: specs.Mount{Destination: "/x", Type: "bind", Source: "/x", UIDMappings: []specs.LinuxIDMapping{{Size: 1}}}, err: "uidMappings (idmapped mounts) is not supported"},
-		{name: "unsupported option", in: specs.Mount{Destination: "/x", Type: "bind", Source: "/x", Options: []string{"idmap"}}, err: "mount option idmap is not supported"},
+		{
+			name: "idmap takes the container's mappings",
+			in:   specs.Mount{Destination: "/x", Type: "bind", Source: "/x", Options: []string{"idmap"}},
+			want: libbox.Mount{Destination: "/x", Type: "bind", Source: "/x", Flags: unix.MS_BIND, IDMap: &libbox.MountIDMap{}},
+		},
+		{
+			name: "ridmap with its own mappings",
+			in: specs.Mount{Destination: "/x", Type: "bind", Source: "/x", Options: []string{"rbind", "ridmap"},
+				UIDMappings: []specs.LinuxIDMapping{{ContainerID: 0, HostID: 1000, Size: 10}}, GIDMappings: []specs.LinuxIDMapping{{ContainerID: 0, HostID: 2000, Size: 10}}},
+			want: libbox.Mount{Destination: "/x", Type: "bind", Source: "/x", Flags: unix.MS_BIND | unix.MS_REC, IDMap: &libbox.MountIDMap{
+				UIDMappings: []libbox.IDMap{{ContainerID: 0, HostID: 1000, Size: 10}}, GIDMappings: []libbox.IDMap{{ContainerID: 0, HostID: 2000, Size: 10}}, Recursive: true}},
+		},
+		{
+			name: "mappings alone make an idmapped mount",
+			in: specs.Mount{Destination: "/x", Type: "bind", Source: "/x",
+				UIDMappings: []specs.LinuxIDMapping{{ContainerID: 0, HostID: 1000, Size: 1}}, GIDMappings: []specs.LinuxIDMapping{{ContainerID: 0, HostID: 1000, Size: 1}}},
+			want: libbox.Mount{Destination: "/x", Type: "bind", Source: "/x", Flags: unix.MS_BIND, IDMap: &libbox.MountIDMap{
+				UIDMappings: []libbox.IDMap{{ContainerID: 0, HostID: 1000, Size: 1}}, GIDMappings: []libbox.IDMap{{ContainerID: 0, HostID: 1000, Size: 1}}}},
+		},
+		{name: "uidMappings without gidMappings", in: specs.Mount{Destination: "/x", Type: "bind", Source: "/x", UIDMappings: []specs.LinuxIDMapping{{Size: 1}}}, err: "uidMappings and gidMappings of an idmapped mount go together"},
+		{name: "empty mapping", in: specs.Mount{Destination: "/x", Type: "bind", Source: "/x", UIDMappings: []specs.LinuxIDMapping{{Size: 0}}, GIDMappings: []specs.LinuxIDMapping{{Size: 1}}}, err: "uidMappings[0]: size must be at least 1"},
+		{name: "idmap on a tmpfs", in: specs.Mount{Destination: "/x", Type: "tmpfs", Source: "tmpfs", Options: []string{"idmap"}}, err: "an idmapped mount must be a bind mount, not tmpfs"},
+		{name: "crun's idmap= spelling", in: specs.Mount{Destination: "/x", Type: "bind", Source: "/x", Options: []string{"idmap=uids=0-1-10"}}, err: "mount option idmap=uids=0-1-10 is not supported"},
 		{name: "tmpcopyup on a bind", in: specs.Mount{Destination: "/x", Type: "bind", Source: "/x", Options: []string{"tmpcopyup"}}, err: "tmpcopyup applies only to tmpfs, not bind"},
 	}
 	for _, tt := range tests {
@@ -469,8 +503,24 @@ func TestFromSpecErrors(t *testing.T) {
 		{name: "execCPUAffinity too high", mutate: func(s *specs.Spec) { s.Process.ExecCPUAffinity = &specs.CPUAffinity{Final: "8192"} }, err: "CPU 8192 is above the highest CPU number Linux supports (8191)"},
 		{name: "username", mutate: func(s *specs.Spec) { s.Process.User.Username = "root" }, err: "process.user.username is not supported", unsupported: true},
 		{name: "intelRdt", mutate: func(s *specs.Spec) { s.Linux.IntelRdt = &specs.LinuxIntelRdt{} }, err: "linux.intelRdt is not supported", unsupported: true},
-		{name: "personality", mutate: func(s *specs.Spec) { s.Linux.Personality = &specs.LinuxPersonality{Domain: specs.PerLinux32} }, err: "linux.personality is not supported", unsupported: true},
-		{name: "memoryPolicy", mutate: func(s *specs.Spec) { s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{} }, err: "linux.memoryPolicy is not supported", unsupported: true},
+		{name: "personality domain", mutate: func(s *specs.Spec) { s.Linux.Personality = &specs.LinuxPersonality{Domain: "LINUX64"} }, err: `linux.personality.domain "LINUX64" is not one of LINUX, LINUX32`},
+		{name: "personality flags", mutate: func(s *specs.Spec) {
+			s.Linux.Personality = &specs.LinuxPersonality{Domain: specs.PerLinux, Flags: []specs.LinuxPersonalityFlag{"ADDR_NO_RANDOMIZE"}}
+		}, err: "no personality flags are defined"},
+		{name: "memoryPolicy mode", mutate: func(s *specs.Spec) { s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{} }, err: `linux.memoryPolicy.mode "" is not one of MPOL_BIND, MPOL_DEFAULT`},
+		{name: "memoryPolicy nodes", mutate: func(s *specs.Spec) {
+			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind, Nodes: "0-x"}
+		}, err: `linux.memoryPolicy.nodes: "0-x" is not a node list`},
+		{name: "memoryPolicy bind without nodes", mutate: func(s *specs.Spec) { s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind} }, err: "linux.memoryPolicy: MPOL_BIND, MPOL_INTERLEAVE, MPOL_PREFERRED_MANY and MPOL_WEIGHTED_INTERLEAVE need at least one node"},
+		{name: "memoryPolicy default with nodes", mutate: func(s *specs.Spec) {
+			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolDefault, Nodes: "0"}
+		}, err: "MPOL_DEFAULT and MPOL_LOCAL take no nodes"},
+		{name: "memoryPolicy flags", mutate: func(s *specs.Spec) {
+			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind, Nodes: "0", Flags: []specs.MemoryPolicyFlagType{specs.MpolFRelativeNodes, specs.MpolFStaticNodes}}
+		}, err: "exclude each other"},
+		{name: "memoryPolicy unknown flag", mutate: func(s *specs.Spec) {
+			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind, Nodes: "0", Flags: []specs.MemoryPolicyFlagType{"MPOL_F_FAST"}}
+		}, err: `linux.memoryPolicy.flags: unknown flag "MPOL_F_FAST"`},
 		{name: "netDevices", mutate: func(s *specs.Spec) { s.Linux.NetDevices = map[string]specs.LinuxNetDevice{"eth1": {}} }, err: "linux.netDevices is not supported", unsupported: true},
 		{name: "timeOffsets", mutate: func(s *specs.Spec) {
 			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.TimeNamespace})
@@ -493,7 +543,7 @@ func TestFromSpecErrors(t *testing.T) {
 		}, err: "duplicate device path /dev/x"},
 		{name: "relative masked path", mutate: func(s *specs.Spec) { s.Linux.MaskedPaths = append(s.Linux.MaskedPaths, "proc/kcore") }, err: `linux.maskedPaths: "proc/kcore" must be an absolute path`},
 		{name: "relative readonly path", mutate: func(s *specs.Spec) { s.Linux.ReadonlyPaths = []string{"x"} }, err: "linux.readonlyPaths"},
-		{name: "mount error names the mount", mutate: func(s *specs.Spec) { s.Mounts[1].Options = append(s.Mounts[1].Options, "idmap") }, err: `mounts[1] (destination "/dev"): mount option idmap is not supported`},
+		{name: "mount error names the mount", mutate: func(s *specs.Spec) { s.Mounts[1].Options = append(s.Mounts[1].Options, "idmap") }, err: `mounts[1] (destination "/dev"): an idmapped mount must be a bind mount, not tmpfs`},
 		{name: "relative hook", mutate: func(s *specs.Spec) { s.Hooks = &specs.Hooks{Poststop: []specs.Hook{{Path: "hook.sh"}}} }, err: `hooks.poststop[0]: path "hook.sh" must be absolute`},
 		{name: "zero hook timeout", mutate: func(s *specs.Spec) {
 			s.Hooks = &specs.Hooks{CreateRuntime: []specs.Hook{{Path: "/bin/true", Timeout: &zero}}}
@@ -662,6 +712,26 @@ func TestProcessDetails(t *testing.T) {
 	spec.Process.Capabilities = nil
 	if c, _ = mustConvert(t, spec, Options{}); c.Process.Capabilities != nil {
 		t.Errorf("nil capabilities became %+v", c.Process.Capabilities)
+	}
+}
+
+func TestPersonalityAndMemoryPolicy(t *testing.T) {
+	fakeHost(t, unix.CAP_LAST_CAP)
+	spec := Example()
+	spec.Linux.Personality = &specs.LinuxPersonality{Domain: specs.PerLinux32}
+	spec.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolInterleave, Nodes: "0-2,5",
+		Flags: []specs.MemoryPolicyFlagType{specs.MpolFStaticNodes}}
+	c, _ := mustConvert(t, spec, Options{})
+	if c.Personality == nil || *c.Personality != libbox.PerLinux32 {
+		t.Errorf("personality %v", c.Personality)
+	}
+	want := &libbox.MemoryPolicy{Mode: libbox.MPolInterleave, Flags: libbox.MPolFStaticNodes, Nodes: []uint{0, 1, 2, 5}}
+	if !reflect.DeepEqual(c.MemoryPolicy, want) {
+		t.Errorf("memory policy %+v, want %+v", c.MemoryPolicy, want)
+	}
+	spec.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolLocal}
+	if c, _ = mustConvert(t, spec, Options{}); c.MemoryPolicy == nil || c.MemoryPolicy.Mode != libbox.MPolLocal || c.MemoryPolicy.Nodes != nil {
+		t.Errorf("MPOL_LOCAL: %+v", c.MemoryPolicy)
 	}
 }
 
@@ -910,7 +980,12 @@ func TestKnownLists(t *testing.T) {
 			t.Errorf("mount options lack %s: %s", o, opts)
 		}
 	}
-	if strings.Contains(opts, "idmap") {
+	for _, o := range []string{"idmap", "ridmap", "rro", "rnosymfollow", "rnoatime"} {
+		if !strings.Contains(" "+opts+" ", " "+o+" ") {
+			t.Errorf("mount options lack %s: %s", o, opts)
+		}
+	}
+	if strings.Contains(opts, "idmap=") {
 		t.Errorf("mount options list an unsupported option: %s", opts)
 	}
 	f := Features()

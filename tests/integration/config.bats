@@ -283,3 +283,44 @@ status_field() {
 	[ "$status" -eq 0 ]
 	[ "$output" = 0 ]
 }
+
+@test "config: linux.personality LINUX32, for init and exec" {
+	skip_if_runc "runc 1.1.5 has no linux.personality (1.2 has)"
+	[[ "$(uname -m)" == x86_64 ]] || skip "LINUX32 is checked through uname -m on x86_64"
+	update_config '.linux.personality = {domain: "LINUX32"}'
+	run_container uname -m
+	[ "$status" -eq 0 ]
+	[ "$output" = i686 ]
+	run_detached
+	runtime exec "$CID" uname -m
+	[ "$status" -eq 0 ]
+	[ "$output" = i686 ]
+
+	update_config '.linux.personality = {domain: "LINUX64"}'
+	runtime run -b "$BUNDLE" "$CID-bad"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'linux.personality.domain "LINUX64" is not one of LINUX, LINUX32'* ]]
+}
+
+@test "config: linux.memoryPolicy binds the program's memory to the nodes, for init and exec" {
+	skip_if_runc "runc 1.1.5 has no linux.memoryPolicy (1.3 has)"
+	[[ -e /proc/self/numa_maps ]] || skip "the kernel has no NUMA (CONFIG_NUMA): no numa_maps to check"
+	update_config '.linux.memoryPolicy = {mode: "MPOL_BIND", nodes: "0"}'
+	run_sh 'grep -c " bind:0 " /proc/self/numa_maps'
+	[ "$status" -eq 0 ]
+	[ "$output" -gt 0 ]
+	run_detached
+	runtime exec "$CID" sh -c 'grep -c " bind:0 " /proc/self/numa_maps'
+	[ "$status" -eq 0 ]
+	[ "$output" -gt 0 ]
+	runtime_ok delete --force "$CID"
+
+	# A node that is not online fails create with the reason.
+	local last
+	last=$(ls -d /sys/devices/system/node/node* | sed 's/.*node//' | sort -n | tail -1)
+	update_config '.linux.memoryPolicy = {mode: "MPOL_BIND", nodes: ($n | tostring)}' "$BUNDLE" --argjson n "$((last + 1))"
+	runtime run -b "$BUNDLE" "$CID-bad"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"set linux.memoryPolicy: set_mempolicy: invalid argument: a node that is not online"* ]]
+	assert_nothing_left "$CID-bad"
+}

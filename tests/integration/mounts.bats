@@ -258,3 +258,26 @@ mount_submount() {
 	[ "$status" -eq 0 ]
 	[ "$output" = "$(printf 'under-a\n0')" ]
 }
+
+@test "mounts: recursive attributes (rro, rnosuid, rnoexec, rnoatime) reach every submount" {
+	mount_submount
+	give_to_user "$VOL/sub"
+	# In a user namespace the atime mode of mounts from the host is locked
+	# (changing it is EPERM, runc's too): rootless, rnoatime is left out.
+	local atime='"rnoatime"'
+	is_rootless && atime='"rnosuid"'
+	add_mount "{\"destination\": \"/rb\", \"type\": \"bind\", \"source\": \"$VOL\", \"options\": [\"rbind\", \"rro\", \"rnosuid\", \"rnoexec\", $atime]}"
+	# A plain "ro" leaves the submount writable; "rro" does not.
+	add_mount "{\"destination\": \"/plain\", \"type\": \"bind\", \"source\": \"$VOL\", \"options\": [\"rbind\", \"ro\"]}"
+	run_sh 'touch /rb/sub/x 2>&1; touch /plain/sub/y && echo plain-sub-writable; cat /proc/self/mountinfo'
+	umount -l "$VOL/sub"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"touch: /rb/sub/x: Read-only file system"* ]]
+	[[ "$output" == *plain-sub-writable* ]]
+	local opts
+	opts=$(mountinfo_line /rb/sub | awk '{print $6}')
+	[[ "$opts" == ro,* && "$opts" == *nosuid* && "$opts" == *noexec* ]] || fail "/rb/sub: $opts"
+	is_rootless || [[ "$opts" == *noatime* ]] || fail "/rb/sub: $opts"
+	opts=$(mountinfo_line /rb | awk '{print $6}')
+	[[ "$opts" == ro,* && "$opts" == *noexec* ]] || fail "/rb: $opts"
+}

@@ -139,3 +139,50 @@ rootful_userns() {
 	# The container's mapped root still cannot reach the directory itself.
 	[ "$(stat -c %a "$private")" = 700 ]
 }
+
+@test "userns: an idmapped mount (idmap, ridmap, the mount's own mappings) shows host ids as the container's" {
+	requires root
+	skip_if_runc "runc 1.1.5 has no idmapped mounts (1.2 has)"
+	rootful_userns
+	update_config '.root.readonly = false'
+	local src="$BATS_TEST_TMPDIR/idsrc"
+	mkdir -p "$src/sub"
+	echo root-owned >"$src/f"
+	chown 0:0 "$src" "$src/f"
+	chown 1000:1000 "$src/sub"
+	mount -t tmpfs -o size=1m,mode=0755 idmap-sub "$src/sub"
+	echo in-sub >"$src/sub/g"
+	update_config '.mounts += [
+		{destination: "/plain", type: "bind", source: $s, options: ["rbind"]},
+		{destination: "/idm", type: "bind", source: $s, options: ["rbind", "idmap"]},
+		{destination: "/ridm", type: "bind", source: $s, options: ["rbind", "ridmap"]},
+		{destination: "/own", type: "bind", source: $s, options: ["bind", "idmap"],
+			uidMappings: [{containerID: 0, hostID: 101000, size: 1}], gidMappings: [{containerID: 0, hostID: 101000, size: 1}]}]' \
+		"$BUNDLE" --arg s "$src"
+	run_sh 'stat -c %u /plain/f /idm/f /idm/sub/g /ridm/sub/g /own/f; touch /idm/made-inside && echo made'
+	umount -l "$src/sub"
+	[ "$status" -eq 0 ]
+	# Host root is nobody without idmap; 0 through it. Only ridmap maps the
+	# submount. The mount's own mappings put host 0 at container 1000.
+	[ "$output" = "$(printf '65534\n0\n65534\n0\n1000\nmade')" ]
+	# Written through the idmapped mount as the container's root: host 0.
+	[ "$(stat -c %u "$src/made-inside")" = 0 ]
+}
+
+@test "userns: an idmapped mount without a user namespace or mappings, or rootless, is refused" {
+	skip_if_runc "runc 1.1.5 has no idmapped mounts (1.2 has)"
+	update_config '.mounts += [{destination: "/idm", type: "bind", source: $s, options: ["bind", "idmap"]}]' "$BUNDLE" --arg s "$BATS_TEST_TMPDIR"
+	if is_rootless; then
+		set_args true
+		runtime run -b "$BUNDLE" "$CID"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"an idmapped mount of a host directory needs root on the host"* ]]
+	else
+		update_config 'del(.linux.namespaces[] | select(.type == "user")) | del(.linux.uidMappings, .linux.gidMappings)'
+		set_args true
+		runtime run -b "$BUNDLE" "$CID"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"takes the container's user namespace, and it has none"* ]]
+	fi
+	assert_nothing_left "$CID"
+}
