@@ -243,6 +243,28 @@ func readBoundingSet() capMask {
 	return m
 }
 
+// grantable trims plan to what a process holding old, with the bounding
+// set bounding, can give itself, and returns the capabilities it left out:
+// the runtime spec asks for a warning, not a failure, for capabilities
+// that cannot be granted (a runtime that does not hold CAP_SYS_RESOURCE
+// itself, say). Leaving one out only takes privilege away.
+func grantable(plan capPlan, old capState, bounding capMask) (capPlan, capMask) {
+	var missing capMask
+	keep := func(m *capMask, allowed capMask) {
+		missing |= *m &^ allowed
+		*m &= allowed
+	}
+	keep(&plan.permitted, old.permitted)
+	inh := old.inheritable | bounding
+	if !old.effective.has(unix.CAP_SETPCAP) {
+		inh = old.inheritable | old.permitted
+	}
+	keep(&plan.inheritable, inh)
+	keep(&plan.effective, plan.permitted)
+	keep(&plan.ambient, plan.permitted&plan.inheritable)
+	return plan, missing
+}
+
 // applyCapabilities sets the effective, permitted and inheritable sets, then
 // makes the ambient set exactly plan.ambient.
 func applyCapabilities(plan capPlan) error {

@@ -210,3 +210,24 @@ func TestCapsetRefusal(t *testing.T) {
 		}
 	}
 }
+
+func TestGrantable(t *testing.T) {
+	kill, res, nbs, setpcap := mask("CAP_KILL"), mask("CAP_SYS_RESOURCE"), mask("CAP_NET_BIND_SERVICE"), mask("CAP_SETPCAP")
+	old := capState{permitted: kill | nbs | setpcap, effective: kill | nbs | setpcap}
+	plan := capPlan{bounding: kill | res, permitted: kill | res, effective: kill | res, inheritable: kill | res, ambient: kill | res}
+	got, missing := grantable(plan, old, kill|nbs|setpcap)
+	want := capPlan{bounding: kill | res, permitted: kill, effective: kill, inheritable: kill, ambient: kill}
+	if got != want || missing != res {
+		t.Errorf("got %+v missing %v, want %+v missing %v", got, missing.names(), want, res.names())
+	}
+	// Without CAP_SETPCAP, inheritable comes from permitted only.
+	old.effective &^= setpcap
+	got, missing = grantable(capPlan{inheritable: nbs | res}, old, kill|nbs|res)
+	if got.inheritable != nbs || missing != res {
+		t.Errorf("inheritable %v missing %v", got.inheritable.names(), missing.names())
+	}
+	// Nothing left out: nothing reported.
+	if _, missing := grantable(capPlan{permitted: kill, effective: kill}, old, kill); missing != 0 {
+		t.Errorf("missing %v", missing.names())
+	}
+}

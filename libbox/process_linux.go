@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/moby/sys/user"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
 	"github.com/nanobox-sandbox/nanobox-runc/libbox/nsenter"
@@ -55,6 +56,15 @@ func setupProcess(p *Process, rootless, retainSysAdmin bool) (env []string, fina
 	plan, err := planCapabilities(p.Capabilities)
 	if err != nil {
 		return nil, nil, fmt.Errorf("set capabilities: %w", err)
+	}
+	old, err := capget()
+	if err != nil {
+		return nil, nil, fmt.Errorf("set capabilities: %w", err)
+	}
+	plan, missing := grantable(plan, old, readBoundingSet())
+	if missing != 0 {
+		logrus.Warnf("capabilities %s cannot be granted: the runtime does not hold them; the process runs without them",
+			strings.Join(missing.names(), ", "))
 	}
 	// The soft RLIMIT_NOFILE the runtime was started with, which the Go
 	// runtime raised; put back now, before the config's own rlimits, so
