@@ -53,6 +53,9 @@ type Config struct {
 	// is empty, the one at Path otherwise. A type absent from the list is
 	// shared with the runtime.
 	Namespaces []Namespace `json:"namespaces,omitempty"`
+	// TimeOffsets are the offsets of the monotonic and boottime clocks in
+	// a new time namespace (OCI linux.timeOffsets), by clock name.
+	TimeOffsets map[string]TimeOffset `json:"timeOffsets,omitempty"`
 	// UIDMappings and GIDMappings apply when a new user namespace is made.
 	UIDMappings []IDMap `json:"uidMappings,omitempty"`
 	GIDMappings []IDMap `json:"gidMappings,omitempty"`
@@ -127,6 +130,13 @@ type Namespace struct {
 	// Path joins an existing namespace (e.g. /proc/123/ns/net) instead of
 	// making a new one.
 	Path string `json:"path,omitempty"`
+}
+
+// TimeOffset is how far a clock of a new time namespace is ahead of the
+// host's.
+type TimeOffset struct {
+	Secs     int64  `json:"secs"`
+	Nanosecs uint32 `json:"nanosecs,omitempty"`
 }
 
 // IDMap is one line of /proc/PID/uid_map or gid_map.

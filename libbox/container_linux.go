@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -589,6 +591,10 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	sp.exe = exe
 	sp.clone = cloneFlags &^ unix.CLONE_NEWCGROUP
 	sp.joins = joins
+	for _, clock := range slices.Sorted(maps.Keys(cfg.TimeOffsets)) {
+		o := cfg.TimeOffsets[clock]
+		sp.offsets = append(sp.offsets, nsenter.TimeOffset{Clock: clock, Secs: o.Secs, Nanosecs: o.Nanosecs})
+	}
 	sp.usermap = func(stagePid int) error { return writeIDMaps(stagePid, cfg, r.Rootless) }
 	sp.log = opts.Log
 

@@ -30,6 +30,8 @@ type spawnSpec struct {
 	// joins (see nsenter.BootstrapMessage).
 	clone uintptr
 	joins []nsenter.Join
+	// offsets are the clock offsets of a new time namespace.
+	offsets []nsenter.TimeOffset
 	// affinity pins the stage while it starts (exec's execCPUAffinity).
 	affinity *CPUAffinity
 	// usermap writes the id maps of the stage's new user namespace when
@@ -109,7 +111,7 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 	if err != nil {
 		return nil, fmt.Errorf("start the runtime's init stage: %w", err)
 	}
-	if err := p.sock.sendRaw(nsenter.BootstrapMessage(s.clone, s.joins)); err != nil {
+	if err := p.sock.sendRaw(nsenter.BootstrapMessage(s.clone, s.joins, s.offsets...)); err != nil {
 		return nil, err
 	}
 	for p.pid == 0 {

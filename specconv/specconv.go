@@ -204,6 +204,9 @@ func FromSpec(spec *specs.Spec, opts Options) (*libbox.Config, error) {
 			warnf("annotations[%s]: the container joins the network namespace %s: it must have loopback only, or create fails", NetworkAnnotation, ns.Path)
 		}
 	}
+	if c.TimeOffsets, err = convertTimeOffsets(c, linux.TimeOffsets); err != nil {
+		return nil, err
+	}
 	if c.Personality, err = convertPersonality(linux.Personality); err != nil {
 		return nil, err
 	}
@@ -235,10 +238,6 @@ func checkUnsupported(spec *specs.Spec, warnf func(string, ...any)) error {
 		return unsupported("linux.intelRdt")
 	case len(l.NetDevices) > 0:
 		return unsupported("linux.netDevices")
-	case len(l.TimeOffsets) > 0:
-		// A time namespace itself works; writing offsets needs support
-		// in the init process, which does not exist yet.
-		return unsupported("linux.timeOffsets")
 	}
 	return lsmLabel("linux.mountLabel", l.MountLabel, "SELinux", host.seLinuxEnabled, warnf)
 }
@@ -539,6 +538,29 @@ func convertNamespaces(c *libbox.Config, l *specs.Linux, opts Options) error {
 		}
 	}
 	return nil
+}
+
+// convertTimeOffsets converts linux.timeOffsets: the monotonic and boottime
+// clocks only, and only for a time namespace the container makes (the
+// kernel takes offsets before any process is in the namespace).
+func convertTimeOffsets(c *libbox.Config, in map[string]specs.LinuxTimeOffset) (map[string]libbox.TimeOffset, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	if ns, ok := c.NamespaceOf(libbox.NEWTIME); !ok || ns.Path != "" {
+		return nil, errors.New("linux.timeOffsets need a new time namespace: add {\"type\": \"time\"} (without a path) to linux.namespaces")
+	}
+	out := make(map[string]libbox.TimeOffset, len(in))
+	for clock, o := range in {
+		if clock != "monotonic" && clock != "boottime" {
+			return nil, fmt.Errorf("linux.timeOffsets: clock %q is not one of monotonic, boottime", clock)
+		}
+		if o.Nanosecs >= 1e9 {
+			return nil, fmt.Errorf("linux.timeOffsets.%s.nanosecs %d is not below one second", clock, o.Nanosecs)
+		}
+		out[clock] = libbox.TimeOffset{Secs: o.Secs, Nanosecs: o.Nanosecs}
+	}
+	return out, nil
 }
 
 func toIDMaps(in []specs.LinuxIDMapping) []libbox.IDMap {

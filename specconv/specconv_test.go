@@ -522,10 +522,21 @@ func TestFromSpecErrors(t *testing.T) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind, Nodes: "0", Flags: []specs.MemoryPolicyFlagType{"MPOL_F_FAST"}}
 		}, err: `linux.memoryPolicy.flags: unknown flag "MPOL_F_FAST"`},
 		{name: "netDevices", mutate: func(s *specs.Spec) { s.Linux.NetDevices = map[string]specs.LinuxNetDevice{"eth1": {}} }, err: "linux.netDevices is not supported", unsupported: true},
-		{name: "timeOffsets", mutate: func(s *specs.Spec) {
-			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.TimeNamespace})
+		{name: "timeOffsets without a time namespace", mutate: func(s *specs.Spec) {
 			s.Linux.TimeOffsets = map[string]specs.LinuxTimeOffset{"monotonic": {Secs: 10}}
-		}, err: "linux.timeOffsets is not supported", unsupported: true},
+		}, err: "linux.timeOffsets need a new time namespace"},
+		{name: "timeOffsets of a joined time namespace", mutate: func(s *specs.Spec) {
+			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.TimeNamespace, Path: "/proc/1/ns/time"})
+			s.Linux.TimeOffsets = map[string]specs.LinuxTimeOffset{"monotonic": {Secs: 10}}
+		}, err: "linux.timeOffsets need a new time namespace"},
+		{name: "timeOffsets clock", mutate: func(s *specs.Spec) {
+			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.TimeNamespace})
+			s.Linux.TimeOffsets = map[string]specs.LinuxTimeOffset{"realtime": {Secs: 10}}
+		}, err: `linux.timeOffsets: clock "realtime" is not one of monotonic, boottime`},
+		{name: "timeOffsets nanosecs", mutate: func(s *specs.Spec) {
+			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.TimeNamespace})
+			s.Linux.TimeOffsets = map[string]specs.LinuxTimeOffset{"boottime": {Nanosecs: 1e9}}
+		}, err: "linux.timeOffsets.boottime.nanosecs 1000000000 is not below one second"},
 		{name: "windows", mutate: func(s *specs.Spec) { s.Windows = &specs.Windows{} }, err: "windows is not supported", unsupported: true},
 		{name: "vm", mutate: func(s *specs.Spec) { s.VM = &specs.VM{} }, err: "vm is not supported", unsupported: true},
 		{name: "ociVersion 2", mutate: func(s *specs.Spec) { s.Version = "2.0.0" }, err: `ociVersion "2.0.0" is not supported`},

@@ -15,6 +15,8 @@
 //	          bytes of "key=value\n" lines:
 //	            clone=<decimal CLONE_NEW* flags of namespaces to create>
 //	            join=<kind>:<path>    (zero or more; kinds as Kind returns)
+//	            timeoffset=<clock> <secs> <nanosecs>  (zero or more; clock is
+//	                                  monotonic or boottime)
 //	1. every join path is opened, then joined with setns: user first (and
 //	   then setresgid 0, setgroups none, setresuid 0), then ipc, uts, net,
 //	   pid, cgroup, time, mnt. A user namespace we are already in is skipped.
@@ -24,7 +26,10 @@
 //	                           of the process it started
 //	   parent -> "usermap-ok"  anything else: the child exits 1 silently
 //	   then setresgid 0, setgroups none (EPERM ignored), setresuid 0.
-//	3. unshare(clone &^ CLONE_NEWUSER), if non-zero.
+//	3. unshare(clone &^ CLONE_NEWUSER), if non-zero; then, for a new time
+//	   namespace, the timeoffset lines are written to
+//	   /proc/self/timens_offsets (allowed only before any process is in
+//	   it: init is forked next).
 //	4. clone(CLONE_PARENT|SIGCHLD): init is a child of the parent, and pid 1
 //	   of a new pid namespace if one was created in step 3.
 //	   child  -> "pid=<init's pid in the parent's pid namespace>"
@@ -112,12 +117,21 @@ func validKind(kind string) bool {
 	return false
 }
 
+// TimeOffset is the offset of one clock ("monotonic" or "boottime") in a
+// new time namespace.
+type TimeOffset struct {
+	Clock    string
+	Secs     int64
+	Nanosecs uint32
+}
+
 // BootstrapMessage encodes the bootstrap message: the namespaces to create
-// (CLONE_NEW* flags) and those to join, in any order. A join the protocol
-// cannot carry (unknown kind, empty path, a path with a newline or NUL) is
-// encoded so that the child fails with a "bootstrap: ..." error naming it,
-// which comes back like any other error.
-func BootstrapMessage(cloneFlags uintptr, joins []Join) []byte {
+// (CLONE_NEW* flags) and those to join, in any order, and the clock offsets
+// of a new time namespace. A join the protocol cannot carry (unknown kind,
+// empty path, a path with a newline or NUL) is encoded so that the child
+// fails with a "bootstrap: ..." error naming it, which comes back like any
+// other error.
+func BootstrapMessage(cloneFlags uintptr, joins []Join, offsets ...TimeOffset) []byte {
 	var b strings.Builder
 	b.WriteString("clone=")
 	b.WriteString(strconv.FormatUint(uint64(cloneFlags), 10))
@@ -133,6 +147,13 @@ func BootstrapMessage(cloneFlags uintptr, joins []Join) []byte {
 		default:
 			b.WriteString("join=" + j.Kind + ":" + j.Path + "\n")
 		}
+	}
+	for _, o := range offsets {
+		if o.Clock != "monotonic" && o.Clock != "boottime" {
+			b.WriteString("invalid=unknown clock " + strconv.Quote(o.Clock) + " for a time namespace offset\n")
+			continue
+		}
+		b.WriteString("timeoffset=" + o.Clock + " " + strconv.FormatInt(o.Secs, 10) + " " + strconv.FormatUint(uint64(o.Nanosecs), 10) + "\n")
 	}
 	return []byte(b.String())
 }

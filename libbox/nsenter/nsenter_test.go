@@ -321,6 +321,33 @@ func TestNewNamespacesRoot(t *testing.T) {
 	}
 }
 
+// A new time namespace gets its clock offsets before init is forked into it.
+func TestTimeOffsets(t *testing.T) {
+	requireRoot(t)
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		t.Fatal(err)
+	}
+	const day = 86400
+	s := startStage(t, true)
+	msg := BootstrapMessage(unix.CLONE_NEWTIME, nil, TimeOffset{Clock: "boottime", Secs: 10 * day}, TimeOffset{Clock: "monotonic", Secs: day, Nanosecs: 5})
+	if e := s.run(msg, nil); e != "" {
+		t.Fatal(e)
+	}
+	r := s.finish()
+	got, err := strconv.ParseInt(r["boottime"], 10, 64)
+	if err != nil || got < ts.Sec+10*day || got > ts.Sec+10*day+600 {
+		t.Errorf("boottime in the namespace %q, want about %d", r["boottime"], ts.Sec+10*day)
+	}
+
+	// Offsets without a new time namespace are an error, not ignored.
+	s = startStage(t, true)
+	e := s.run(BootstrapMessage(unix.CLONE_NEWUTS, nil, TimeOffset{Clock: "boottime", Secs: day}), nil)
+	if !strings.Contains(e, "time offsets without a new time namespace") {
+		t.Errorf("offsets without a time namespace: %q", e)
+	}
+}
+
 // userNSFlags is the brief's case: user, pid, uts and mount namespaces.
 const userNSFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWUTS | unix.CLONE_NEWNS
 
@@ -578,6 +605,10 @@ func TestBootstrapMessage(t *testing.T) {
 	}
 	if got := string(BootstrapMessage(0, nil)); got != "clone=0\n" {
 		t.Errorf("got %q", got)
+	}
+	got = string(BootstrapMessage(0, nil, TimeOffset{"monotonic", -5, 7}, TimeOffset{"realtime", 1, 0}))
+	if want := "clone=0\ntimeoffset=monotonic -5 7\ninvalid=unknown clock \"realtime\" for a time namespace offset\n"; got != want {
+		t.Errorf("offsets: got %q, want %q", got, want)
 	}
 	for _, j := range []Join{{"net", ""}, {"net", "/a\nb"}, {"net", "/a\x00"}, {"network", "/a"}, {"net:/x\njoin=mnt", "/y"}} {
 		got := string(BootstrapMessage(0, []Join{j}))

@@ -150,6 +150,11 @@ static const char *nb_kind_name(int flag)
 	return NULL;
 }
 
+// The timeoffset lines of the bootstrap message, "<clock> <secs> <nsecs>".
+#define NB_MAX_OFFSETS 2
+static const char *nb_offsets[NB_MAX_OFFSETS];
+static int nb_noffsets;
+
 // nb_parse reads the bootstrap lines in nb_msg (NUL-terminated, len bytes).
 static void nb_parse(size_t len, unsigned long *clone_flags, char *paths[NB_NKINDS])
 {
@@ -207,6 +212,10 @@ static void nb_parse(size_t len, unsigned long *clone_flags, char *paths[NB_NKIN
 			if (paths[i] != NULL)
 				nb_fail("bootstrap: %s namespace joined twice", val);
 			paths[i] = path;
+		} else if (strcmp(key, "timeoffset") == 0) {
+			if (nb_noffsets == NB_MAX_OFFSETS)
+				nb_fail("bootstrap: more than %d time offsets", NB_MAX_OFFSETS);
+			nb_offsets[nb_noffsets++] = val;
 		} else if (strcmp(key, "invalid") == 0) {
 			// Written by BootstrapMessage for input it cannot encode.
 			nb_fail("bootstrap: %.4000s", val);
@@ -300,6 +309,23 @@ static void nb_unshare(unsigned long flags)
 		strcat(names, nb_kinds[i].name);
 	}
 	nb_bail("unshare %s", names);
+}
+
+// nb_write_offsets writes the clock offsets of the new time namespace,
+// which no process is in yet (the kernel refuses them after).
+static void nb_write_offsets(void)
+{
+	int fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		nb_bail("open /proc/self/timens_offsets");
+	for (int i = 0; i < nb_noffsets; i++) {
+		size_t len = strlen(nb_offsets[i]);
+
+		if (write(fd, nb_offsets[i], len) != (ssize_t)len)
+			nb_bail("set time namespace offset \"%s\"", nb_offsets[i]);
+	}
+	close(fd);
 }
 
 // nb_clone_parent forks like fork(2) but makes the child a sibling of the
@@ -414,6 +440,11 @@ __attribute__((constructor)) static void nanobox_nsenter(void)
 	// Step 3: the other new namespaces (pid and time apply to children).
 	if (clone_flags & ~(unsigned long)CLONE_NEWUSER)
 		nb_unshare(clone_flags & ~(unsigned long)CLONE_NEWUSER);
+	if (nb_noffsets > 0) {
+		if (!(clone_flags & CLONE_NEWTIME))
+			nb_fail("bootstrap: time offsets without a new time namespace");
+		nb_write_offsets();
+	}
 
 	// Step 4: fork init as a child of our parent. init waits until the
 	// parent has its pid, so that "pid=" comes before anything init sends.

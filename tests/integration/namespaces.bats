@@ -232,6 +232,23 @@ no_mount_ns() {
 	done
 }
 
+@test "namespaces: linux.timeOffsets move the boottime and monotonic clocks of a new time namespace" {
+	skip_if_runc "runc 1.1.5 has no time namespace (1.2 has)"
+	[[ -e /proc/self/ns/time ]] || skip "the kernel has no time namespaces (Linux 5.6+)"
+	update_config '.linux.namespaces += [{type: "time"}]
+		| .linux.timeOffsets = {boottime: {secs: 864000}, monotonic: {secs: 86400, nanosecs: 5}}'
+	run_sh 'cut -d. -f1 /proc/uptime; cat /proc/self/timens_offsets'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" -ge 864000 ]
+	[[ "$output" == *"monotonic"*"86400"*"5"* && "$output" == *"boottime"*"864000"*"0"* ]]
+
+	# Offsets for the runtime's own time namespace are refused.
+	update_config 'del(.linux.namespaces[] | select(.type == "time"))'
+	runtime run -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"linux.timeOffsets need a new time namespace"* ]]
+}
+
 @test "namespaces: a path that is not a namespace is an error and leaves nothing" {
 	touch "$BATS_TEST_TMPDIR/notns"
 	update_config '(.linux.namespaces[] | select(.type == "ipc")) |= {type: "ipc", path: $p}' \

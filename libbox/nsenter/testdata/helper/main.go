@@ -20,6 +20,10 @@ func main() {
 	fmt.Printf("uid=%d\n", os.Getuid())
 	fmt.Printf("gid=%d\n", os.Getgid())
 	fmt.Printf("args=%s\n", strings.Join(os.Args[1:], " "))
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) == nil {
+		fmt.Printf("boottime=%d\n", ts.Sec)
+	}
 	for _, f := range []string{"uid_map", "gid_map"} {
 		b, _ := os.ReadFile("/proc/self/" + f)
 		fmt.Printf("%s=%s\n", f, strings.Join(strings.Fields(string(b)), " "))
