@@ -41,3 +41,16 @@ teardown() {
 		jq -e --arg c "$c" '.linux.capabilities | index($c) != null' <<<"$output" || fail "capability $c missing"
 	done
 }
+
+@test "features: recursive mount attributes, idmapped mounts and memory policies" {
+	skip_if_runc "runc 1.1.5 has none of idmap and memoryPolicy"
+	runtime_ok features
+	local o
+	for o in rro rrw rnosuid rsuid rnodev rdev rnoexec rexec rnodiratime rdiratime rrelatime rnorelatime \
+		rnoatime ratime rstrictatime rnostrictatime rnosymfollow rsymfollow idmap ridmap tmpcopyup; do
+		jq -e --arg o "$o" '.mountOptions | index($o) != null' <<<"$output" || fail "mount option $o missing"
+	done
+	jq -e '.linux.mountExtensions.idmap.enabled == true' <<<"$output"
+	jq -e '.linux.memoryPolicy.modes | length == 7 and index("MPOL_BIND") != null' <<<"$output"
+	jq -e '.linux.memoryPolicy.flags | length == 3' <<<"$output"
+}
