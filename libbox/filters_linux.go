@@ -1,6 +1,7 @@
 package libbox
 
 import (
+	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -104,7 +105,7 @@ func (f *filters) installSeccomp(sock *syncSocket) error {
 	if fd >= 0 {
 		if sock == nil {
 			unix.Close(fd)
-			return fmt.Errorf("seccomp: no channel to the runtime for the notify fd")
+			return errors.New("seccomp: no channel to the runtime for the notify fd")
 		}
 		if err := sendSeccompFd(sock, fd); err != nil {
 			return err
