@@ -81,6 +81,7 @@ read-write).`,
 		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "start the program and return: the sandbox is a container named --name under --root, for exec, ps, kill, delete and mount"},
 		&cli.StringFlag{Name: "name", Usage: "the `ID` of a --detach sandbox"},
 		&cli.BoolFlag{Name: "print-options", Usage: "print the options (JSON) the other flags describe, and run nothing"},
+		&cli.BoolFlag{Name: "die-with-parent", Usage: "end the run (the whole sandbox killed, the report written) when the process that started nanobox-runc exits, even by SIGKILL"},
 		&cli.BoolFlag{Name: "validate", Usage: "check the options against this host as a run would (every field, mount source and limit), and run nothing: exit 0, or 125 with the error (and its --report)"},
 	},
 	Action: func(c *cli.Context) error {
@@ -115,6 +116,13 @@ func runSandbox(c *cli.Context) int {
 	if c.Bool("check") {
 		return sandboxCheck(c)
 	}
+	// The signals that end a run are caught from the start: one that comes
+	// during set-up then ends the run (status cancelled, with its report)
+	// instead of this process, which would leave the sandbox's state
+	// behind for the next run to sweep.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT)
+	defer signal.Stop(sigs)
 	format := c.String("report-format")
 	if format != "json" && format != "isolate" {
 		return sandboxFail(libbox.ExitSetupError, fmt.Errorf("--report-format %q: use json or isolate", format))
@@ -174,16 +182,18 @@ func runSandbox(c *cli.Context) int {
 	// itself, which shares the caller's process group.)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT)
-	defer signal.Stop(sigs)
-	var got os.Signal
+	gotSig := make(chan os.Signal, 1)
 	go func() {
 		if s, ok := <-sigs; ok {
-			got = s
+			gotSig <- s
 			cancel()
 		}
 	}()
+	if c.Bool("die-with-parent") {
+		if err := watchParent(cancel); err != nil {
+			return fail(err)
+		}
+	}
 
 	var res *libbox.Result
 	var runErr error
@@ -193,6 +203,19 @@ func runSandbox(c *cli.Context) int {
 		res, runErr = sb.RunAttached(ctx, os.Stdin, os.Stdout, os.Stderr, args[0], args[1:]...)
 	}
 	signal.Stop(sigs)
+	var got os.Signal
+	select {
+	case got = <-gotSig:
+	default:
+	}
+	if res == nil && ctx.Err() != nil {
+		// Ended (a signal, --die-with-parent) before the program started:
+		// nothing ran, and the report says so.
+		res = &libbox.Result{ExitCode: libbox.ExitSetupError, Report: &libbox.Report{
+			Version: libbox.ContractVersion, Status: libbox.StatusCancelled, ExitCode: libbox.ExitSetupError,
+			Error: "ended before the program started", Isolation: libbox.Isolation{Rootless: os.Geteuid() != 0},
+		}}
+	}
 	if res == nil {
 		return sandboxFail(libbox.ExitSetupError, runErr)
 	}
@@ -211,6 +234,35 @@ func runSandbox(c *cli.Context) int {
 		}
 	}
 	return code
+}
+
+// watchParent calls cancel when the process that started nanobox-runc
+// exits (--die-with-parent): a program driving the CLI (a binding) that
+// dies, even by SIGKILL, leaves no sandbox running. It watches the parent
+// process through a pidfd: PR_SET_PDEATHSIG would fire when the parent's
+// thread that started this process exits, which a threaded caller's
+// threads do all the time.
+func watchParent(cancel context.CancelFunc) error {
+	ppid := os.Getppid()
+	fd, err := unix.PidfdOpen(ppid, 0)
+	if err != nil {
+		return fmt.Errorf("--die-with-parent: watch the parent process %d: %w", ppid, err)
+	}
+	if os.Getppid() != ppid {
+		unix.Close(fd)
+		return errors.New("--die-with-parent: the parent process exited before nanobox-runc started")
+	}
+	go func() {
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			if _, err := unix.Poll(fds, -1); !errors.Is(err, unix.EINTR) {
+				break
+			}
+		}
+		cancel()
+	}()
+	return nil
 }
 
 // setupHint is the one-line error of a run that could not start, with the

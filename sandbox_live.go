@@ -31,6 +31,8 @@ func checkLiveFlags(c *cli.Context, opts *libbox.Options) error {
 		return errors.New("--name names a --detach sandbox: add --detach, or drop --name")
 	case detach && c.Bool("tty"):
 		return errors.New("--tty and --detach: nobody would hold the terminal; detach without it, then nanobox-runc exec -t ID CMD")
+	case detach && c.Bool("die-with-parent"):
+		return errors.New("--die-with-parent and --detach: a detached sandbox outlives this command by design; drop one")
 	case detach && c.IsSet("report"):
 		return errors.New("--report and --detach: nothing supervises a detached sandbox to the end; the report is for a sandbox run attached")
 	}

@@ -389,6 +389,42 @@ assert_sandbox_clean() {
 	assert_sandbox_clean
 }
 
+@test "sandbox: --die-with-parent: the sandbox ends with the process that started it" {
+	local d="$BATS_TEST_TMPDIR/sync" mark=$((6100000 + $$ % 100000))
+	mkdir -p "$d"
+	mkfifo "$d/ready"
+	give_to_user "$d"
+	# The parent: a shell that starts the sandbox and waits; killed with
+	# SIGKILL, it cannot pass anything on.
+	"${AS_USER[@]}" sh -c '"$@" & wait' sh "$RUNTIME" --root "$ROOT" sandbox --die-with-parent --report "$SB_REPORT" \
+		--mount "$d:/sync" -- sh -c "sleep $mark & echo up >/sync/ready; wait" </dev/null >"$SB_OUT" 2>"$SB_ERR" &
+	local parent=$!
+	read -r line <"$d/ready"
+	[[ "$line" == up ]]
+	pgrep -f "^sleep $mark\$" >/dev/null || fail "sandbox not running"
+	kill -KILL "$parent"
+	wait "$parent" || true
+	# The runtime ends the run on its own: poll for it, with a deadline.
+	local i
+	for ((i = 0; i < 600; i++)); do
+		pgrep -f "^sleep $mark\$" >/dev/null || break
+		sleep 0.05
+	done
+	! pgrep -f "^sleep $mark\$" || fail "the sandbox outlived its parent"
+	for ((i = 0; i < 600; i++)); do
+		[[ -s "$SB_REPORT" ]] && jq -e . "$SB_REPORT" >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	[[ "$(report .status)" == cancelled ]] || fail "report $(cat "$SB_REPORT")"
+	for ((i = 0; i < 600; i++)); do
+		[[ -z "$(ls -A "$ROOT")" ]] && break
+		sleep 0.05
+	done
+	assert_sandbox_clean
+	sb --die-with-parent --detach --name x -- true
+	[[ $status -eq 125 && "$sb_err" == *"--die-with-parent and --detach"* ]] || fail "detach: $sb_err"
+}
+
 @test "sandbox: spec --preset writes a bundle runc and nanobox-runc run" {
 	requires root
 	command -v runc >/dev/null || skip "test requires runc"
