@@ -1,0 +1,83 @@
+"""The asyncio variants of run and spawn."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+
+import pytest
+
+from nanobox import DEVNULL, ProgramNotFoundError, SandboxBuilder
+
+PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def test_run_async(builder: SandboxBuilder) -> None:
+    sb = builder.env("PATH", PATH).build()
+
+    async def main() -> None:
+        r = await sb.run_async("echo", ["hello"])
+        assert r.stdout == "hello\n" and r.success
+        # Several at once, each in a sandbox of its own.
+        rs = await asyncio.gather(*(sb.run_async("sh", ["-c", f"echo {i}; hostname"]) for i in range(6)))
+        assert [r.stdout.split() for r in rs] == [[str(i), "sandbox"] for i in range(6)]
+        assert len({r.report.id for r in rs}) == 6
+        r = await sb.run_async("cat", input=b"in")
+        assert r.stdout == "in"
+        r = await sb.run_async("sleep", ["30"], timeout=0.3)
+        assert r.status == "wall-timeout"
+        with pytest.raises(ProgramNotFoundError):
+            await sb.run_async("no-such-program")
+
+    asyncio.run(main())
+
+
+def test_spawn_async_shell(builder: SandboxBuilder) -> None:
+    sb = builder.env("PATH", PATH).build()
+
+    async def main() -> None:
+        async with await sb.spawn_async("sh") as child:
+            assert child.stdin is not None and child.stdout is not None
+            child.stdin.write(b"echo one\n")
+            await child.stdin.drain()
+            assert await child.stdout.readline() == b"one\n"
+            child.stdin.write(b"exit 4\n")
+            r = await child.wait_with_output()
+        assert r.exit_code == 4
+
+    asyncio.run(main())
+
+
+def test_cancelling_a_run_ends_its_sandbox(builder: SandboxBuilder) -> None:
+    mark = str(7000000 + os.getpid() % 100000)
+    sb = builder.env("PATH", PATH).build()
+
+    async def main() -> None:
+        task = asyncio.ensure_future(sb.run_async("sh", ["-c", f"sleep {mark} & echo started >/dev/null; wait"]))
+        # Wait until the sandbox's process exists (polled, with a deadline).
+        for _ in range(2000):
+            if subprocess.run(["pgrep", "-f", f"^sleep {mark}$"], stdout=subprocess.DEVNULL).returncode == 0:
+                break
+            await asyncio.sleep(0.01)
+        else:
+            pytest.fail("the sandbox never started")
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert subprocess.run(["pgrep", "-f", f"^sleep {mark}$"], stdout=subprocess.DEVNULL).returncode == 1, "processes left"
+
+
+def test_kill_async(builder: SandboxBuilder) -> None:
+    sb = builder.env("PATH", PATH).build()
+
+    async def main() -> None:
+        child = await sb.spawn_async("sh", ["-c", "echo ready; sleep 1000"], stdin=DEVNULL)
+        assert child.stdout is not None and await child.stdout.readline() == b"ready\n"
+        child.kill()
+        r = await child.wait()
+        assert r.status == "cancelled"
+
+    asyncio.run(main())
