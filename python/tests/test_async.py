@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from nanobox import DEVNULL, ProgramNotFoundError, SandboxBuilder
+from nanobox import DEVNULL, AsyncChild, ProgramNotFoundError, SandboxBuilder
 
 PATH = "/usr/local/bin:/usr/bin:/bin"
 
@@ -79,5 +79,35 @@ def test_kill_async(builder: SandboxBuilder) -> None:
         child.kill()
         r = await child.wait()
         assert r.status == "cancelled"
+
+    asyncio.run(main())
+
+
+def test_spawn_async_pty(builder: SandboxBuilder) -> None:
+    """spawn_async with a terminal of the sandbox's own: its size, a
+    resize, the program's exit status."""
+    sb = builder.env("PATH", PATH).env("PS1", "$ ").build()
+
+    async def until(child: AsyncChild, marker: bytes) -> bytes:
+        assert child.pty is not None
+        seen = b""
+        while marker not in seen:
+            chunk = await child.pty.read()
+            assert chunk, f"the terminal closed before {marker!r}: {seen!r}"
+            seen += chunk
+        return seen
+
+    async def main() -> None:
+        async with await sb.spawn_async("sh", pty=(33, 99)) as child:
+            assert child.pty is not None and child.stdin is None and child.stdout is None
+            await child.pty.write(b"tty; stty size; echo mark-$((1 + 1))\n")
+            assert b"/dev/pts/0\r\n33 99\r\n" in await until(child, b"mark-2\r\n")
+            child.resize(41, 121)
+            await child.pty.write(b"stty size; echo mark-$((2 + 1))\n")
+            assert b"41 121\r\n" in await until(child, b"mark-3\r\n")
+            r = await child.wait_with_output(b"echo bye-$((3 + 3)); exit 5\n")
+        assert b"bye-6\r\n" in r.stdout_bytes and r.exit_code == 5 and r.status == "exited", r.stdout
+        with pytest.raises(ValueError):
+            await sb.spawn_async("sh", pty=True, stdin=DEVNULL)
 
     asyncio.run(main())

@@ -16,7 +16,7 @@ limit and policy is the runtime's own, and each run's execution report
 comes back as a :class:`Report`.
 """
 
-from .aio import AsyncChild
+from .aio import AsyncChild, AsyncPty
 from .errors import (
     BinaryNotFoundError,
     ContractError,
@@ -39,6 +39,7 @@ __all__ = [
     "Result",
     "Child",
     "AsyncChild",
+    "AsyncPty",
     "Report",
     "LimitReport",
     "Isolation",

@@ -4,6 +4,8 @@ Sandbox.spawn_async): the same runtime process, driven by asyncio."""
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
 import signal as _signal
 import weakref
 from typing import TYPE_CHECKING, Any, Optional, Sequence
@@ -123,6 +125,81 @@ async def spawn(sb: "Sandbox", argv: Sequence[str], stdin: "Stdio", stdout: "Std
     return AsyncChild(proc, inv, _runtime.output_cap(sb._options)[0])
 
 
+async def spawn_pty(sb: "Sandbox", argv: Sequence[str], rows: int, cols: int) -> "AsyncChild":
+    from .sandbox import _open_pty
+
+    master, slave = _open_pty(rows, cols)
+    try:
+        inv = _runtime.Invocation(sb.binary, sb._options, argv, ["--tty"])
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *inv.argv, stdin=slave, stdout=slave, stderr=slave, start_new_session=True
+            )
+        except BaseException:
+            inv.cleanup()
+            raise
+    except BaseException:
+        os.close(master)
+        raise
+    finally:
+        os.close(slave)
+    return AsyncChild(proc, inv, _runtime.output_cap(sb._options)[0], AsyncPty(master))
+
+
+class AsyncPty:
+    """This side of a spawned program's terminal, for asyncio: ``await
+    read()`` returns b"" once the runtime has closed the other side."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        os.set_blocking(fd, False)
+        self.closed = False
+
+    def fileno(self) -> int:
+        return self._fd
+
+    async def read(self, n: int = 65536) -> bytes:
+        """What the terminal shows next (waits for it); b"" at its end."""
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                return os.read(self._fd, n)
+            except BlockingIOError:
+                pass
+            except OSError as e:
+                if e.errno == errno.EIO:
+                    return b""
+                raise
+            ready = loop.create_future()
+            loop.add_reader(self._fd, ready.set_result, None)
+            try:
+                await ready
+            finally:
+                loop.remove_reader(self._fd)
+
+    async def write(self, data: bytes) -> None:
+        """Type data into the terminal (waits while the terminal is full)."""
+        loop = asyncio.get_running_loop()
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self._fd, view):]
+                continue
+            except BlockingIOError:
+                pass
+            ready = loop.create_future()
+            loop.add_writer(self._fd, ready.set_result, None)
+            try:
+                await ready
+            finally:
+                loop.remove_writer(self._fd)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            os.close(self._fd)
+
+
 class AsyncChild:
     """A program running in a sandbox of its own, from
     :meth:`Sandbox.spawn_async`: ``stdin`` is an asyncio StreamWriter,
@@ -130,7 +207,9 @@ class AsyncChild:
     PIPE; None otherwise). Use it with ``async with`` to be sure the
     sandbox is gone when the block ends."""
 
-    def __init__(self, proc: "asyncio.subprocess.Process", inv: _runtime.Invocation, cap: int) -> None:
+    def __init__(
+        self, proc: "asyncio.subprocess.Process", inv: _runtime.Invocation, cap: int, pty: Optional[AsyncPty] = None
+    ) -> None:
         self._proc = proc
         self._inv = inv
         self._cap = cap
@@ -138,6 +217,8 @@ class AsyncChild:
         self.stdin: Optional[asyncio.StreamWriter] = proc.stdin
         self.stdout: Optional[asyncio.StreamReader] = proc.stdout
         self.stderr: Optional[asyncio.StreamReader] = proc.stderr
+        #: The program's terminal (spawned with pty), else None.
+        self.pty = pty
         self._finalizer = weakref.finalize(self, inv.cleanup)
 
     @property
@@ -173,8 +254,10 @@ class AsyncChild:
         if self._result is not None:
             return self._result
         data = _input_bytes(input)
-        if data is not None and self.stdin is None:
+        if data is not None and self.stdin is None and self.pty is None:
             raise NanoboxError("wait_with_output: input given, but stdin was not spawned with PIPE")
+        if self.pty is not None:
+            return await self._pty_output(data)
         try:
             buf = await _pump(self._proc, data, self._cap, None)
         except BaseException:
@@ -185,6 +268,36 @@ class AsyncChild:
     def kill(self) -> None:
         """End the whole sandbox now (the result's status is ``cancelled``)."""
         _terminate(self._proc)
+
+    def resize(self, rows: int, cols: int) -> None:
+        """Change the size of the program's terminal (spawned with pty)."""
+        from .sandbox import _set_winsize
+
+        if self.pty is None:
+            raise NanoboxError("resize: the program was not spawned with a pty")
+        _set_winsize(self.pty.fileno(), rows, cols)
+        if self._proc.returncode is None:
+            try:
+                self._proc.send_signal(_signal.SIGWINCH)
+            except ProcessLookupError:
+                pass
+
+    async def _pty_output(self, data: Optional[bytes]) -> "Result":
+        assert self.pty is not None
+        buf = _runtime.OutputBuffer(self._cap)
+        try:
+            if data:
+                await self.pty.write(data)
+            while True:
+                chunk = await self.pty.read()
+                if not chunk:
+                    break
+                buf.add(1, chunk)
+            await self._proc.wait()
+        except BaseException:
+            await _end(self._proc)
+            raise
+        return self._finish(buf.get(1), b"", buf.truncated)
 
     def _finish(self, out: bytes, err: bytes, truncated: bool) -> "Result":
         from .sandbox import _result
@@ -205,6 +318,8 @@ class AsyncChild:
             await _end(self._proc)
         if self.stdin is not None:
             self.stdin.close()
+        if self.pty is not None:
+            self.pty.close()
         self._finalizer()
 
     def __repr__(self) -> str:

@@ -242,8 +242,7 @@ class Sandbox:
         if pty:
             if (stdin, stdout, stderr) != (PIPE, PIPE, PIPE):
                 raise ValueError("spawn: pty gives the program its stdin, stdout and stderr: drop the stdio arguments")
-            rows, cols = (24, 80) if pty is True else pty
-            return self._spawn_pty(argv, int(rows), int(cols))
+            return self._spawn_pty(argv, *_pty_size(pty))
         inv = _runtime.Invocation(self._binary, self._options, argv)
         try:
             proc = subprocess.Popen(inv.argv, stdin=stdin, stdout=stdout, stderr=stderr)
@@ -257,18 +256,8 @@ class Sandbox:
         # it to its own stdin and stdout: here, a pty of this process's, so
         # that the runtime reads the window size from it (at start, and on
         # SIGWINCH: resize).
-        master, slave = os.openpty()
+        master, slave = _open_pty(rows, cols)
         try:
-            # Raw from the start (the runtime makes it raw too, once the
-            # sandbox runs), so that what is written before then is not
-            # echoed here; and without ONLCR, which the runtime's raw mode
-            # keeps (with OPOST, as containerd's console does): the
-            # sandbox's terminal has already made each newline "\r\n".
-            tty.setraw(slave)
-            attrs = termios.tcgetattr(slave)
-            attrs[1] &= ~termios.ONLCR
-            termios.tcsetattr(slave, termios.TCSANOW, attrs)
-            _set_winsize(slave, rows, cols)
             inv = _runtime.Invocation(self._binary, self._options, argv, ["--tty"])
             try:
                 proc = subprocess.Popen(inv.argv, stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
@@ -302,12 +291,20 @@ class Sandbox:
         stdin: Stdio = PIPE,
         stdout: Stdio = PIPE,
         stderr: Stdio = PIPE,
+        pty: Union[bool, Tuple[int, int]] = False,
     ) -> "AsyncChild":
         """:meth:`spawn` for asyncio: the streams are asyncio's
-        StreamWriter (stdin) and StreamReaders."""
+        StreamWriter (stdin) and StreamReaders; with ``pty`` (as for
+        :meth:`spawn`), ``pty`` is the terminal's other end, with
+        ``await read()`` and ``write()``."""
         from . import aio
 
-        return await aio.spawn(self, _argv(cmd, args), stdin, stdout, stderr)
+        argv = _argv(cmd, args)
+        if pty:
+            if (stdin, stdout, stderr) != (PIPE, PIPE, PIPE):
+                raise ValueError("spawn_async: pty gives the program its stdin, stdout and stderr: drop the stdio arguments")
+            return await aio.spawn_pty(self, argv, *_pty_size(pty))
+        return await aio.spawn(self, argv, stdin, stdout, stderr)
 
     def __repr__(self) -> str:
         return f"Sandbox({self._options!r})"
@@ -422,6 +419,35 @@ def _end(proc: "subprocess.Popen[Any]") -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def _open_pty(rows: int, cols: int) -> Tuple[int, int]:
+    """A pty of this process's for the runtime's -t: (master, slave)."""
+    master, slave = os.openpty()
+    try:
+        # Raw from the start (the runtime makes it raw too, once the
+        # sandbox runs), so that what is written before then is not echoed
+        # here; and without ONLCR, which the runtime's raw mode keeps (with
+        # OPOST, as containerd's console does): the sandbox's terminal has
+        # already made each newline "\r\n".
+        tty.setraw(slave)
+        attrs = termios.tcgetattr(slave)
+        attrs[1] &= ~termios.ONLCR
+        termios.tcsetattr(slave, termios.TCSANOW, attrs)
+        _set_winsize(slave, rows, cols)
+    except BaseException:
+        os.close(master)
+        os.close(slave)
+        raise
+    return master, slave
+
+
+def _pty_size(pty: Union[bool, Tuple[int, int]]) -> Tuple[int, int]:
+    rows, cols = (24, 80) if pty is True else cast(Tuple[int, int], pty)
+    rows, cols = int(rows), int(cols)
+    if not (0 < rows < 65536 and 0 < cols < 65536):
+        raise ValueError(f"pty: rows and columns must be in 1..65535, got {rows}x{cols}")
+    return rows, cols
 
 
 def _set_winsize(fd: int, rows: int, cols: int) -> None:
