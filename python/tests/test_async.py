@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -102,9 +104,15 @@ def test_spawn_async_pty(builder: SandboxBuilder) -> None:
             assert child.pty is not None and child.stdin is None and child.stdout is None
             await child.pty.write(b"tty; stty size; echo mark-$((1 + 1))\n")
             assert b"/dev/pts/0\r\n33 99\r\n" in await until(child, b"mark-2\r\n")
+            # The runtime passes the new size on when it gets SIGWINCH, a
+            # moment later: ask until the program sees it.
             child.resize(41, 121)
-            await child.pty.write(b"stty size; echo mark-$((2 + 1))\n")
-            assert b"41 121\r\n" in await until(child, b"mark-3\r\n")
+            deadline = time.monotonic() + 60
+            for i in itertools.count(3):
+                await child.pty.write(f"stty size; echo mark-$(({i} + 0))\n".encode())
+                if b"41 121\r\n" in await until(child, f"mark-{i}\r\n".encode()):
+                    break
+                assert time.monotonic() < deadline, "the program never saw the new size"
             r = await child.wait_with_output(b"echo bye-$((3 + 3)); exit 5\n")
         assert b"bye-6\r\n" in r.stdout_bytes and r.exit_code == 5 and r.status == "exited", r.stdout
         with pytest.raises(ValueError):

@@ -3,6 +3,7 @@ and set-up errors."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -104,9 +105,15 @@ def test_pty(builder: SandboxBuilder) -> None:
         child.pty.write(b"tty; stty size; echo mark-$((1 + 1))\n")
         out = read_until(child, b"mark-2")
         assert b"/dev/pts/0\r\n30 100\r\n" in out
+        # The runtime passes the new size on when it gets SIGWINCH, a
+        # moment later: ask until the program sees it.
         child.resize(40, 120)
-        child.pty.write(b"stty size; echo mark-$((2 + 1))\n")
-        assert b"40 120" in read_until(child, b"mark-3")
+        deadline = time.monotonic() + 60
+        for i in itertools.count(3):
+            child.pty.write(f"stty size; echo mark-$(({i} + 0))\n".encode())
+            if b"40 120\r\n" in read_until(child, f"mark-{i}\r\n".encode()):
+                break
+            assert time.monotonic() < deadline, "the program never saw the new size"
         # Line editing: the terminal's erase (DEL) takes back the typed x.
         child.pty.write(b"echo edited-ax\x7fb\n")
         assert b"edited-ab" in read_until(child, b"edited-ab\r\n")

@@ -270,7 +270,8 @@ class AsyncChild:
         _terminate(self._proc)
 
     def resize(self, rows: int, cols: int) -> None:
-        """Change the size of the program's terminal (spawned with pty)."""
+        """Change the size of the program's terminal (spawned with pty): the
+        program gets SIGWINCH and the new size a moment later."""
         from .sandbox import _set_winsize
 
         if self.pty is None:

@@ -573,7 +573,8 @@ class Child:
 
     def resize(self, rows: int, cols: int) -> None:
         """Change the size of the program's terminal (spawned with pty): the
-        program gets SIGWINCH and the new size."""
+        program gets SIGWINCH and the new size a moment later (the runtime
+        passes it on when it gets SIGWINCH itself)."""
         if self.pty is None:
             raise NanoboxError("resize: the program was not spawned with a pty")
         _set_winsize(self.pty.fileno(), rows, cols)
