@@ -5,7 +5,7 @@
 # (tests/integration/setup-rootless-user.sh), with NANOBOX_RUNC the
 # repository's build (make build). First the package is installed from the
 # repository with npm, with no download (npm install --offline ./js), and
-# loaded from there. Prints one closing "tests: N passed, N failed, N
+# loaded from there; and tsc checks the shipped types. Prints one closing "tests: N passed, N failed, N
 # skipped" line; exit 1 on any failure.
 set -uo pipefail
 
@@ -67,11 +67,33 @@ else
 		node -e 'const m = await import("nanobox"); if (typeof m.Sandbox.builder !== "function") throw new Error("no Sandbox.builder"); console.log("js install: imported nanobox, " + Object.keys(m).length + " exports")' --input-type=module &&
 		test -f node_modules/nanobox/src/index.d.ts); then
 		echo "js (install): 1 passed, 0 failed, 0 skipped"
-		total_pass=1
+		total_pass=$((total_pass + 1))
 	else
 		echo "js (install): 0 passed, 1 failed, 0 skipped"
-		total_fail=1
+		total_fail=$((total_fail + 1))
 	fi
+fi
+
+# The shipped types: tsc (the devDependencies' typescript and @types/node,
+# from the npm registry: the one step here that downloads; skipped, saying
+# so, where the registry cannot be reached) checks src/index.d.ts and
+# test/types.ts, the package's documented uses and some refused ones.
+echo "=== js types: tsc -p js"
+tsc_dir="$work/tsc"
+mkdir "$tsc_dir"
+ts_pkgs=$(node -e 'const d = require(process.argv[1]).devDependencies; console.log(Object.entries(d).map(([k, v]) => k + "@" + v).join(" "))' "$here/package.json")
+# shellcheck disable=SC2086
+if ! (cd "$tsc_dir" && echo '{"private":true}' >package.json && timeout 300 npm install --no-audit --no-fund --loglevel=error $ts_pkgs >"$tsc_dir/npm.log" 2>&1); then
+	echo "js types: skipped: npm could not install $ts_pkgs from the registry:"
+	sed 's/^/  /' "$tsc_dir/npm.log" | tail -5
+	echo "js (types): 0 passed, 0 failed, 1 skipped"
+	total_skip=$((total_skip + 1))
+elif "$tsc_dir/node_modules/.bin/tsc" -p "$here/tsconfig.json" --typeRoots "$tsc_dir/node_modules/@types"; then
+	echo "js (types): 1 passed, 0 failed, 0 skipped"
+	total_pass=$((total_pass + 1))
+else
+	echo "js (types): 0 passed, 1 failed, 0 skipped"
+	total_fail=$((total_fail + 1))
 fi
 
 for m in "${modes[@]}"; do

@@ -80,7 +80,7 @@ export async function eventually(cond, what, seconds = 60) {
   }
 }
 
-/** Every key of the JSON object raw is typed in Report (checked against index.d.ts by tsc too). */
+/** Every key of the JSON object raw is one of keys (the fields index.d.ts gives Report; test/types.ts is checked by tsc). */
 export function assertKeys(obj, keys, where) {
   for (const k of Object.keys(obj)) {
     assert.ok(keys.includes(k), `${where}: the report's ${JSON.stringify(k)} is not in the package's types`);
