@@ -6,8 +6,13 @@
 # sandbox (sandbox_bench, below) against bwrap and fork+exec; then the run
 # comparison again with a memory and a pids limit in config.json.
 #
+# crun (issue 13's reference) is timed beside them when it is installed;
+# then (first pass) the lifecycle targets against crun: `state`, `kill`
+# and `delete`, 100 sequential runs, 20 concurrent creates, peak RSS.
+#
 # Environment: NANOBOX (default ./nanobox-runc), RUNC (default: runc on
-# PATH), RUNS (default 50), WARMUP (default 5), BENCH_NO_HYPERFINE=1 for a
+# PATH), CRUN (default: crun on PATH), RUNS (default 50), WARMUP (default
+# 5), BENCH_NO_HYPERFINE=1 for a
 # plain loop instead of hyperfine, BENCH_STRICT=1 to exit 1
 # unless nanobox-runc's median is below runc's (this issue's bar).
 set -euo pipefail
@@ -15,6 +20,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 NANOBOX=${NANOBOX:-$repo/nanobox-runc}
 RUNC=${RUNC:-$(command -v runc || true)}
+CRUN=${CRUN:-$(command -v crun || true)}
 RUNS=${RUNS:-50}
 WARMUP=${WARMUP:-5}
 
@@ -52,6 +58,24 @@ mkdir -p "$work/root-nanobox" "$work/root-runc"
 nbx_cmd="$NANOBOX --root $work/root-nanobox run -b $work/bundle bench"
 runc_cmd="$RUNC --root $work/root-runc run -b $work/bundle bench"
 
+# crun refuses a hybrid host whose cgroup2 mount holds controllers (this
+# layout: v1 controllers, hugetlb on /sys/fs/cgroup/unified). It is then
+# timed, as the others are, inside one private mount namespace without
+# that mount: hyperfine runs there, so every runtime sees the same layout.
+in_ns=()
+if [[ "$(stat -f -c %T /sys/fs/cgroup)" == tmpfs && -n "$(cat /sys/fs/cgroup/unified/cgroup.controllers 2>/dev/null)" ]]; then
+	in_ns=(unshare -m --propagation private sh -c 'umount -l /sys/fs/cgroup/unified && exec "$@"' sh)
+fi
+crun_cmd=
+if [[ -n "$CRUN" && -x "$CRUN" ]]; then
+	mkdir -p "$work/root-crun"
+	if "${in_ns[@]}" "$CRUN" --root "$work/root-crun" run -b "$work/bundle" bench-check; then
+		crun_cmd="$CRUN --root $work/root-crun run -b $work/bundle bench"
+	else
+		echo "(crun cannot run the bundle here: it is left out)"
+	fi
+fi
+
 # stats NAME WALL_MS_FILE CPU_MS: one result line.
 declare -A MEDIAN
 report() {
@@ -62,8 +86,10 @@ report() {
 
 printf '%-14s %6s %10s %12s %18s\n' runtime runs "min(ms)" "median(ms)" "cpu user+sys(ms)"
 if [[ "${BENCH_NO_HYPERFINE:-0}" != 1 ]] && command -v hyperfine >/dev/null; then
-	hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --style none \
-		--export-json "$work/result.json" -n nanobox-runc "$nbx_cmd" -n runc "$runc_cmd" >/dev/null
+	cmds=(-n nanobox-runc "$nbx_cmd" -n runc "$runc_cmd")
+	[[ -z "$crun_cmd" ]] || cmds+=(-n crun "$crun_cmd")
+	"${in_ns[@]}" hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --style none \
+		--export-json "$work/result.json" "${cmds[@]}" >/dev/null
 	while IFS=$'\t' read -r name min median cpu; do
 		report "$name" "$min" "$median" "$cpu"
 	done < <(jq -r '.results[] | [.command, .min * 1000, .median * 1000, (.user + .system) * 1000] | @tsv' \
@@ -74,6 +100,7 @@ else
 	# children; its second line is the children's user and sys time.
 	cpu_ms() { awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); print (u[1] * 60 + u[2] + s[1] * 60 + s[2]) * 1000 }' "$1"; }
 	for name in nanobox-runc runc; do
+		# (crun needs the private mount namespace: hyperfine only.)
 		cmd=$nbx_cmd
 		[[ $name == runc ]] && cmd=$runc_cmd
 		for ((i = 0; i < WARMUP; i++)); do $cmd; done
@@ -102,6 +129,104 @@ if awk -v r="$ratio" 'BEGIN {exit !(r < 1)}'; then
 else
 	echo "nanobox-runc's median is NOT below runc's"
 	[[ "${BENCH_STRICT:-0}" != 1 ]] || exit 1
+fi
+if [[ -n "${MEDIAN[crun]:-}" ]]; then
+	awk -v a="${MEDIAN[nanobox-runc]}" -v b="${MEDIAN[crun]}" 'BEGIN {
+		printf "median ratio nanobox-runc/crun: %.3f\n", a / b
+		print (a <= b ? "nanobox-runc'"'"'s median is at or below crun'"'"'s" : "nanobox-runc'"'"'s median is NOT at or below crun'"'"'s (issue 13)")
+	}'
+	awk -v a="$(jq '.results[] | select(.command == "nanobox-runc") | (.user + .system)' "$work/result.json" 2>/dev/null)" \
+		-v b="$(jq '.results[] | select(.command == "crun") | (.user + .system)' "$work/result.json" 2>/dev/null)" \
+		'BEGIN {if (a != "" && b != "") printf "cpu ratio nanobox-runc/crun: %.3f\n", a / b}'
+fi
+
+# lifecycle_bench: issue 13's other targets against crun (rootful, first
+# pass): state, kill and delete of a created container; 100 sequential
+# runs (total); 20 concurrent creates on this machine's cores (rate, no
+# failure, nothing left); the peak RSS of the runtime process of a run
+# (wait4's ru_maxrss: the runtime and, after it, init's largest).
+lifecycle_bench() {
+	local -a names=(nanobox-runc) bins=("$NANOBOX")
+	if [[ -n "$crun_cmd" ]]; then
+		names+=(crun)
+		bins+=("$CRUN")
+	fi
+	echo
+	echo "== state, kill, delete of a created container (rootful)"
+	printf '%-14s %-8s %6s %12s %18s\n' runtime command runs "median(ms)" "cpu user+sys(ms)"
+	local i n b r hf=() json=$work/lifecycle.json
+	for i in "${!names[@]}"; do
+		n=${names[$i]} b=${bins[$i]} r=$work/root-life-$n
+		mkdir -p "$r"
+		"${in_ns[@]}" "$b" --root "$r" create -b "$work/bundle" life-state >/dev/null
+		# (--prepare is given for every command or for none.)
+		hf+=(-n "$n state" --prepare true "$b --root $r state life-state")
+		# (hyperfine 1.15 has no --conclude: each prepare removes the
+		# previous run's killed container first.)
+		hf+=(-n "$n kill" --prepare "sh -c '$b --root $r delete --force life-kill 2>/dev/null; $b --root $r create -b $work/bundle life-kill'"
+			"$b --root $r kill life-kill KILL")
+		hf+=(-n "$n delete" --prepare "$b --root $r create -b $work/bundle life-del" "$b --root $r delete --force life-del")
+	done
+	"${in_ns[@]}" hyperfine -N --warmup 3 --runs "$RUNS" --style none --export-json "$json" "${hf[@]}" >/dev/null ||
+		echo "(hyperfine failed on the lifecycle commands)"
+	declare -A LM=()
+	while IFS=$'\t' read -r name median cpu; do
+		LM[$name]=$median
+		printf '%-14s %-8s %6d %12.2f %18.2f\n' "${name% *}" "${name##* }" "$RUNS" "$median" "$cpu"
+	done < <(jq -r '.results[] | [.command, .median * 1000, (.user + .system) * 1000] | @tsv' "$json" 2>/dev/null)
+	local c
+	for c in state kill delete; do
+		[[ -n "${LM[crun $c]:-}" && -n "${LM[nanobox-runc $c]:-}" ]] || continue
+		awk -v c="$c" -v a="${LM[nanobox-runc $c]}" -v b="${LM[crun $c]}" \
+			'BEGIN {printf "median ratio nanobox-runc/crun %s: %.2f (%s)\n", c, a / b, a <= b ? "at or below" : "NOT at or below"}'
+	done
+	for i in "${!names[@]}"; do
+		n=${names[$i]} b=${bins[$i]} r=$work/root-life-$n
+		"${in_ns[@]}" "$b" --root "$r" delete --force life-state >/dev/null 2>&1 || true
+		"${in_ns[@]}" "$b" --root "$r" delete --force life-kill >/dev/null 2>&1 || true
+	done
+
+	echo
+	echo "== 100 sequential runs, 20 concurrent creates, peak RSS (rootful)"
+	local t0 t1 fails left rss
+	declare -A SEQ=()
+	for i in "${!names[@]}"; do
+		n=${names[$i]} b=${bins[$i]} r=$work/root-seq-$n
+		mkdir -p "$r"
+		t0=$(date +%s%N)
+		"${in_ns[@]}" bash -c 'for ((k = 0; k < 100; k++)); do "$1" --root "$2" run -b "$3" seq >/dev/null || exit 1; done' \
+			_ "$b" "$r" "$work/bundle" || echo "($n: a sequential run failed)"
+		t1=$(date +%s%N)
+		SEQ[$n]=$(((t1 - t0) / 1000000))
+		printf '%-14s 100 sequential runs: %d ms in all (%.2f ms each)\n' "$n" "${SEQ[$n]}" "$(awk -v t="${SEQ[$n]}" 'BEGIN {print t / 100}')"
+	done
+	if [[ -n "${SEQ[crun]:-}" ]]; then
+		awk -v a="${SEQ[nanobox-runc]}" -v b="${SEQ[crun]}" \
+			'BEGIN {printf "total ratio nanobox-runc/crun, 100 sequential runs: %.2f (%s)\n", a / b, a <= b ? "at or below" : "NOT at or below"}'
+	fi
+	for i in "${!names[@]}"; do
+		n=${names[$i]} b=${bins[$i]} r=$work/root-conc-$n
+		mkdir -p "$r"
+		t0=$(date +%s%N)
+		fails=$("${in_ns[@]}" bash -c 'for ((k = 0; k < 20; k++)); do "$1" --root "$2" create -b "$3" "c$k" >/dev/null 2>&1 || echo x & done; wait' \
+			_ "$b" "$r" "$work/bundle" | wc -l)
+		t1=$(date +%s%N)
+		for ((k = 0; k < 20; k++)); do "${in_ns[@]}" "$b" --root "$r" delete --force "c$k" >/dev/null 2>&1 || true; done
+		left=$(find "$r" -mindepth 1 -maxdepth 1 -type d | wc -l)
+		awk -v n="$n" -v t=$(((t1 - t0) / 1000)) -v f="$fails" -v l="$left" \
+			'BEGIN {printf "%-14s 20 concurrent creates: %.1f ms, %.0f containers/s, %d failed, %d state dirs left after delete\n", n, t / 1000, 20 / (t / 1e6), f, l}'
+	done
+	for i in "${!names[@]}"; do
+		n=${names[$i]} b=${bins[$i]} r=$work/root-rss-$n
+		mkdir -p "$r"
+		rss=$(for ((k = 0; k < 5; k++)); do
+			"${in_ns[@]}" /usr/bin/time -f %M "$b" --root "$r" run -b "$work/bundle" rss 2>&1 >/dev/null | tail -1
+		done | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
+		printf '%-14s peak RSS of run (median of 5): %.1f MiB\n' "$n" "$(awk -v k="$rss" 'BEGIN {print k / 1024}')"
+	done
+}
+if [[ "${BENCH_LIMITS:-0}" != 1 ]] && command -v hyperfine >/dev/null && [[ -x /usr/bin/time ]]; then
+	lifecycle_bench
 fi
 
 # The sandbox, in the same run: `nanobox-runc sandbox -- /bin/true`, a

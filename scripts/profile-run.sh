@@ -79,7 +79,7 @@ for i in "${!bins[@]}"; do echo "${names[$i]} = ${bins[$i]}"; done
 # crun refuses hybrid cgroup hosts with controllers on the cgroup2 mount;
 # it runs (as everything here then does) in a mount namespace without it.
 in_ns=()
-if [[ "$(stat -f -c %T /sys/fs/cgroup)" == tmpfs && -s /sys/fs/cgroup/unified/cgroup.controllers ]]; then
+if [[ "$(stat -f -c %T /sys/fs/cgroup)" == tmpfs && -n "$(cat /sys/fs/cgroup/unified/cgroup.controllers 2>/dev/null)" ]]; then
 	in_ns=(unshare -m --propagation private sh -c 'umount -l /sys/fs/cgroup/unified && exec "$@"' sh)
 fi
 
