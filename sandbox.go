@@ -78,6 +78,7 @@ read-write).`,
 		&cli.StringFlag{Name: "report-format", Value: "json", Usage: "report format: json or isolate (isolate's meta file)"},
 		&cli.BoolFlag{Name: "check", Usage: "say what this host can enforce for the caller, and the fix for what it cannot"},
 		&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "give the program a terminal of its own (a pty in the sandbox), relayed to this one in raw mode"},
+		&cli.StringFlag{Name: "tty-size", Usage: "`ROWSxCOLS`: the size --tty's terminal starts with (default: this process's terminal's, else 24x80)"},
 		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "start the program and return: the sandbox is a container named --name under --root, for exec, ps, kill, delete and mount"},
 		&cli.StringFlag{Name: "name", Usage: "the `ID` of a --detach sandbox"},
 		&cli.BoolFlag{Name: "print-options", Usage: "print the options (JSON) the other flags describe, and run nothing"},
@@ -198,7 +199,7 @@ func runSandbox(c *cli.Context) int {
 	var res *libbox.Result
 	var runErr error
 	if c.Bool("tty") {
-		res, runErr = runTTY(ctx, sb, args)
+		res, runErr = runTTY(ctx, sb, args, c.String("tty-size"))
 	} else {
 		res, runErr = sb.RunAttached(ctx, os.Stdin, os.Stdout, os.Stderr, args[0], args[1:]...)
 	}

@@ -7,9 +7,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 
 	"github.com/containerd/console"
 	"github.com/urfave/cli/v2"
@@ -33,8 +36,15 @@ func checkLiveFlags(c *cli.Context, opts *libbox.Options) error {
 		return errors.New("--tty and --detach: nobody would hold the terminal; detach without it, then nanobox-runc exec -t ID CMD")
 	case detach && c.Bool("die-with-parent"):
 		return errors.New("--die-with-parent and --detach: a detached sandbox outlives this command by design; drop one")
+	case c.IsSet("tty-size") && !c.Bool("tty"):
+		return errors.New("--tty-size is the size of --tty's terminal: add --tty, or drop --tty-size")
 	case detach && c.IsSet("report"):
 		return errors.New("--report and --detach: nothing supervises a detached sandbox to the end; the report is for a sandbox run attached")
+	}
+	if c.IsSet("tty-size") {
+		if _, _, err := parseTTYSize(c.String("tty-size")); err != nil {
+			return err
+		}
 	}
 	if !detach {
 		return nil
@@ -60,7 +70,7 @@ func runDetached(c *cli.Context, sb *libbox.Sandbox, args []string) error {
 // relayed to this process's: raw mode on the caller's terminal (restored
 // on the way out, whatever ended the program), SIGWINCH forwarded as the
 // pty's size. Keys go to the program as typed, ^C included.
-func runTTY(ctx context.Context, sb *libbox.Sandbox, args []string) (*libbox.Result, error) {
+func runTTY(ctx context.Context, sb *libbox.Sandbox, args []string, size string) (*libbox.Result, error) {
 	rows, cols := uint16(24), uint16(80)
 	var caller console.Console
 	if con, err := console.ConsoleFromFile(os.Stdin); err == nil {
@@ -68,6 +78,14 @@ func runTTY(ctx context.Context, sb *libbox.Sandbox, args []string) (*libbox.Res
 		if ws, err := con.Size(); err == nil && ws.Height > 0 && ws.Width > 0 {
 			rows, cols = ws.Height, ws.Width
 		}
+	}
+	if size != "" {
+		// Checked by checkLiveFlags already.
+		r, c, err := parseTTYSize(size)
+		if err != nil {
+			return nil, err
+		}
+		rows, cols = r, c
 	}
 	term := libbox.PTY(rows, cols)
 	child, err := sb.Spawn(ctx, args[0], args[1:], libbox.Stdio{Stdin: term})
@@ -106,4 +124,20 @@ func runTTY(ctx context.Context, sb *libbox.Sandbox, args []string) (*libbox.Res
 	// write out can make it think nobody reads).
 	<-out
 	return child.Wait()
+}
+
+// parseTTYSize reads --tty-size's ROWSxCOLS.
+func parseTTYSize(s string) (rows, cols uint16, err error) {
+	r, c, ok := strings.Cut(s, "x")
+	if ok {
+		var rn, cn uint64
+		rn, err = strconv.ParseUint(r, 10, 16)
+		if err == nil {
+			cn, err = strconv.ParseUint(c, 10, 16)
+		}
+		if err == nil && rn > 0 && cn > 0 {
+			return uint16(rn), uint16(cn), nil
+		}
+	}
+	return 0, 0, fmt.Errorf("--tty-size %q: want ROWSxCOLS, each 1 to 65535 (24x80)", s)
 }

@@ -328,10 +328,11 @@ export interface SpawnOptions {
   stdout?: StdioChoice;
   stderr?: StdioChoice;
   /**
-   * A terminal of the program's own, in the sandbox (24x80): stdin is
-   * typed into it, stdout is what it shows (raw bytes, "\r\n" line ends).
+   * A terminal of the program's own, in the sandbox (true: 24x80, or the
+   * size given): stdin is typed into it, stdout is what it shows (raw
+   * bytes, "\r\n" line ends).
    */
-  pty?: boolean;
+  pty?: boolean | { rows: number; cols: number };
 }
 
 export declare class Sandbox {
@@ -357,7 +358,7 @@ export declare class Child {
   wait(): Promise<Result>;
   waitWithOutput(input?: string | Uint8Array): Promise<Result>;
   kill(): void;
-  /** Throws: Node cannot carry a terminal size to the runtime. */
+  /** Throws: Node cannot carry a new terminal size to the runtime. */
   resize(rows: number, cols: number): never;
   close(): Promise<void>;
 }

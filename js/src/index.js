@@ -791,7 +791,7 @@ export class Sandbox {
     }
     // pty: the runtime (-t) makes the program a terminal in the sandbox and
     // relays it to the pipes; stdout is what the terminal shows.
-    const inv = new Invocation(this.#binary, this.#options, argv, pty ? ["--tty"] : []);
+    const inv = new Invocation(this.#binary, this.#options, argv, pty ? ["--tty", "--tty-size", ptySize(pty)] : []);
     let proc;
     try {
       proc = spawnProcess(inv.binary, inv.argv, {
@@ -803,6 +803,17 @@ export class Sandbox {
     }
     return new Child(proc, inv, outputCap(this.#options));
   }
+}
+
+/** spawn's pty option as --tty-size's ROWSxCOLS. */
+function ptySize(pty) {
+  const { rows, cols } = pty === true ? { rows: 24, cols: 80 } : pty;
+  for (const [what, n] of [["rows", rows], ["cols", cols]]) {
+    if (!Number.isInteger(n) || n < 1 || n > 65535) {
+      throw new TypeError(`spawn: pty.${what} must be an integer from 1 to 65535, got ${n}`);
+    }
+  }
+  return `${rows}x${cols}`;
 }
 
 /**
@@ -883,12 +894,12 @@ export class Child {
   }
 
   /**
-   * Not available from Node: the runtime takes a terminal's size from a
-   * terminal of the caller's, and Node has no pty to give it. A program
-   * spawned with pty has a 24x80 terminal.
+   * Not available from Node: the runtime takes a new size from a terminal
+   * of the caller's, and Node has no pty to give it. A program spawned with
+   * pty keeps the size it started with (pty: { rows, cols }, or 24x80).
    */
   resize() {
-    throw new NanoboxError("resize: Node has no pty of its own to carry a size to the runtime: the program's terminal stays 24x80 (Python's nanobox can resize)");
+    throw new NanoboxError("resize: Node has no pty of its own to carry a new size to the runtime: the program's terminal keeps the size it started with (spawn's pty: { rows, cols }; Python's nanobox can resize)");
   }
 
   /** Kill the sandbox if it still runs, and wait for it to be gone. */

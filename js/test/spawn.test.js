@@ -69,7 +69,8 @@ test("set-up errors reject wait", { skip: SKIP }, async (t) => {
 
 test("a terminal of the sandbox's own", { skip: SKIP }, async (t) => {
   const sb = await Sandbox.builder().stateRoot(stateRoot(t)).env("PATH", PATH).env("PS1", "$ ").build();
-  const child = sb.spawn("sh", [], { pty: true });
+  assert.throws(() => sb.spawn("sh", [], { pty: { rows: 0, cols: 80 } }), /pty\.rows must be an integer from 1 to 65535/);
+  const child = sb.spawn("sh", [], { pty: { rows: 31, cols: 101 } });
   let seen = "";
   const waiters = [];
   child.stdout.on("data", (d) => {
@@ -85,7 +86,7 @@ test("a terminal of the sandbox's own", { skip: SKIP }, async (t) => {
   };
   child.stdin.write("tty; stty size; echo mark-$((1 + 1))\n");
   const out = await until("mark-2\r\n");
-  assert.match(out, /\/dev\/pts\/0\r\n24 80\r\n/);
+  assert.match(out, /\/dev\/pts\/0\r\n31 101\r\n/);
   // ^C reaches the program in the foreground: the sleep ends, and so
   // does the rest of its line. The job says it runs once it is the
   // terminal's foreground (the shell's child makes itself that before it

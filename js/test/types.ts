@@ -40,6 +40,7 @@ export async function everything(ws: string): Promise<void> {
   const peak: number = rep.peakMemory;
   const hit: boolean | undefined = rep.limits.wallTime?.hit;
   void [status, peak, hit];
+  sb.spawn("sh", [], { pty: { rows: 40, cols: 120 } });
   const child: Child = sb.spawn("sh", [], { pty: true });
   child.stdin?.write("exit\n");
   const done: Result = await child.waitWithOutput();

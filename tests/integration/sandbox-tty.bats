@@ -139,3 +139,20 @@ keys() {
 	[[ "$(jq -r .outputBytes "$BATS_TEST_TMPDIR/report.json")" -gt 4096 ]] || fail "output counted: $(cat "$BATS_TEST_TMPDIR/report.json")"
 	terminal_restored
 }
+
+@test "sandbox -t --tty-size: the terminal's size where the caller has none; bad sizes refused" {
+	local out="$BATS_TEST_TMPDIR/out" err="$BATS_TEST_TMPDIR/err"
+	# No terminal here (a binding's pipes): 24x80 unless --tty-size.
+	"${AS_USER[@]}" "$RUNTIME" --root "$ROOT" sandbox -t -- stty size </dev/null >"$out" 2>"$err" || fail "stty: $(cat "$err")"
+	[[ "$(tr -d '\r' <"$out")" == "24 80" ]] || fail "default size: $(cat -A "$out")"
+	"${AS_USER[@]}" "$RUNTIME" --root "$ROOT" sandbox -t --tty-size 33x101 -- stty size </dev/null >"$out" 2>"$err" ||
+		fail "stty: $(cat "$err")"
+	[[ "$(tr -d '\r' <"$out")" == "33 101" ]] || fail "--tty-size 33x101: $(cat -A "$out")"
+	local bad
+	for bad in 0x80 24x 24 65536x80 x; do
+		run "${AS_USER[@]}" "$RUNTIME" --root "$ROOT" sandbox -t --tty-size "$bad" -- true </dev/null
+		[[ $status -eq 125 && "$output" == *"--tty-size \"$bad\": want ROWSxCOLS"* ]] || fail "$bad: $status $output"
+	done
+	run "${AS_USER[@]}" "$RUNTIME" --root "$ROOT" sandbox --tty-size 30x90 -- true </dev/null
+	[[ $status -eq 125 && "$output" == *"--tty-size is the size of --tty's terminal"* ]] || fail "without -t: $status $output"
+}
