@@ -325,6 +325,11 @@ func (s *Sandbox) Exec(ctx context.Context, name string, args []string, stdio St
 	if cio.term != nil {
 		opts.ConsoleSocket = cio.console
 	}
+	// The OOM kills so far, before the program can allocate anything.
+	var oomBase uint64
+	if ses.in.cg != nil {
+		oomBase, _ = ses.in.cg.oomKills()
+	}
 	ses.execs.Add(1)
 	pid, err := ses.in.ctr.Exec(&p, opts)
 	cio.closeProgramEnds()
@@ -347,6 +352,7 @@ func (s *Sandbox) Exec(ctx context.Context, name string, args []string, stdio St
 	}
 	ex := &instance{sb: s, id: ses.in.id, ctr: ses.in.ctr, pidfd: pidfd, execPid: pid, started: time.Now(), killReq: c.killReq}
 	ex.initCPU = procCPU(pid)
+	ex.execCgroup, ex.execOOMBase = ses.in.cg, oomBase
 	ex.killFn = func() { killTree(pid, pidfd) }
 	c.pid = pid
 	if c.pidfd, err = unix.FcntlInt(uintptr(pidfd), unix.F_DUPFD_CLOEXEC, 3); err != nil {

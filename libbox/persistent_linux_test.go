@@ -264,3 +264,18 @@ func TestSandboxDetach(t *testing.T) {
 		}
 	}
 }
+
+// The memory limit holds for each program run in a persistent sandbox
+// (the sandbox's cgroup is theirs), and the sandbox outlives the one that
+// went over it. In the cgroup v2 VM stage too (scripts/test-cgroup2.sh).
+func TestSandboxPersistentMemoryHog(t *testing.T) {
+	o, fate := memoryOptions(t, 64*MB)
+	sb := startSandbox(t, o)
+	res := execOut(t, sb, "exec dd if=/dev/zero of=/dev/null bs=256M count=1")
+	wantMemoryHog(t, res, fate)
+	res = execOut(t, sb, "echo still here")
+	wantRunStatus(t, res, StatusOK)
+	if string(res.Stdout) != "still here\n" {
+		t.Errorf("after the hog: %q %q", res.Stdout, res.Stderr)
+	}
+}

@@ -219,3 +219,58 @@ if echo x >/out/f 2>/dev/null; then echo write allowed; else echo write denied; 
 		})
 	}
 }
+
+// A pooled sandbox has the sandbox's limits: the memory limit (the
+// sandbox's cgroup, or RLIMIT_AS set by the deferred init after its
+// program came, when the limit is degraded) and the pids limit. In the
+// cgroup v2 VM stage too (scripts/test-cgroup2.sh).
+func TestSandboxPoolLimits(t *testing.T) {
+	t.Run("memory", func(t *testing.T) {
+		o, fate := memoryOptions(t, 64*MB)
+		p := newTestPool(t, o, 1)
+		res, err := p.Run(context.Background(), "/bin/sh", "-c", "exec dd if=/dev/zero of=/dev/null bs=256M count=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantMemoryHog(t, res, fate)
+		if fate == LimitEnforced && !strings.HasPrefix(res.Report.PeakMemorySource, "cgroup") {
+			t.Errorf("peak memory source %q", res.Report.PeakMemorySource)
+		}
+	})
+	t.Run("pids", func(t *testing.T) {
+		o, fate := pidsOptions(t, 8)
+		p := newTestPool(t, o, 1)
+		res, err := p.Run(context.Background(), "/usr/bin/perl", "-e", `my $n = 0; for (1..40) { my $p = fork; last unless defined $p; if (!$p) { sleep 30; exit } $n++ } print "$n\n"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantRunStatus(t, res, StatusOK)
+		wantLimit(t, res, LimitPids, fate, fate == LimitEnforced)
+		if got := strings.TrimSpace(string(res.Stdout)); got != "7" {
+			t.Errorf("%q forks worked, want 7 (limit 8 with the program)", got)
+		}
+	})
+}
+
+// wantMemoryHog checks the result of dd filling a 256 MiB buffer under a
+// 64 MiB memory limit: OOM-killed by the cgroup, or, degraded to
+// RLIMIT_AS, its allocation failed.
+func wantMemoryHog(t *testing.T, res *Result, fate LimitStatus) {
+	t.Helper()
+	if fate == LimitEnforced {
+		wantRunStatus(t, res, StatusOOM)
+		wantLimit(t, res, LimitMemory, LimitEnforced, true)
+		if !res.Report.OOMKilled {
+			t.Error("the report says no OOM kill")
+		}
+		return
+	}
+	wantRunStatus(t, res, StatusExited)
+	l := wantLimit(t, res, LimitMemory, LimitDegraded, false)
+	if !strings.Contains(l.Mechanism, "RLIMIT_AS") {
+		t.Errorf("degraded memory limit %+v", l)
+	}
+	if !strings.Contains(string(res.Stderr), "memory") {
+		t.Errorf("dd stderr %q", res.Stderr)
+	}
+}

@@ -487,6 +487,10 @@ type instance struct {
 	// init, and how to kill it and what it started.
 	execPid int
 	killFn  func()
+	// execCgroup is the persistent sandbox's cgroup an exec'd process
+	// shares, and execOOMBase its OOM kill count when the process started.
+	execCgroup  *cgroupHandle
+	execOOMBase uint64
 	// net is the network allowlist's relay, nil in the other modes.
 	net *instanceNet
 }
@@ -742,6 +746,12 @@ func (in *instance) collect(e exitInfo, out *outputCap) *Report {
 	rep.VoluntaryContextSwitches = e.ru.Nvcsw
 	rep.InvoluntaryContextSwitches = e.ru.Nivcsw
 	var oomKills uint64
+	hit := func(n LimitName, b bool) {
+		if l, ok := rep.Limits[n]; ok && b && l.Status == LimitEnforced {
+			l.Hit = true
+			rep.Limits[n] = l
+		}
+	}
 	if in.cg != nil {
 		m := measureCgroup(in.cg)
 		rep.Isolation.Cgroup = m.version
@@ -753,14 +763,18 @@ func (in *instance) collect(e exitInfo, out *outputCap) *Report {
 		}
 		oomKills = m.oomKills
 		rep.OOMKilled = oomKills > 0
-		hit := func(n LimitName, b bool) {
-			if l, ok := rep.Limits[n]; ok && b && l.Status == LimitEnforced {
-				l.Hit = true
-				rep.Limits[n] = l
-			}
-		}
 		hit(LimitMemory, m.memoryHit || oomKills > 0)
 		hit(LimitPids, m.pidsHit)
+	}
+	if in.execCgroup != nil && e.reason == "" && e.ws.Signaled() && e.ws.Signal() == unix.SIGKILL {
+		// An exec'd program shares the sandbox's cgroup, whose counters
+		// are the sandbox's: a SIGKILL nobody here sent, while the
+		// cgroup's OOM killer fired, is the OOM killer's.
+		if n, err := in.execCgroup.oomKills(); err == nil && n > in.execOOMBase {
+			oomKills = n - in.execOOMBase
+			rep.OOMKilled = true
+			hit(LimitMemory, true)
+		}
 	}
 	if out != nil {
 		rep.OutputBytes, rep.OutputTruncated = out.totals()

@@ -13,7 +13,7 @@ set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO"
-DEFAULT_SUITES=(cgroups.bats update.bats pause.bats ps.bats events.bats sandbox.bats)
+DEFAULT_SUITES=(cgroups.bats update.bats pause.bats ps.bats events.bats sandbox.bats sandbox-detach.bats)
 
 if [[ "${CGROUP2_VM:-}" != 1 ]]; then
 	export HOME=${HOME:-/root}
@@ -37,7 +37,7 @@ fi
 # there), so by default the VM runs the tests whose outcome depends on the
 # cgroup version or on delegation; the rest (argument checks, messages)
 # runs on the host. CGROUP2_FILTER='' runs them all.
-FILTER=${CGROUP2_FILTER-'sandbox: limit (cpus|cpuTime)|memory hog|fork bomb|cpu quota|deny-all device|cgroupsPath absolute|systemd form|SIGKILLed|kill --all signals every|without a delegated subtree|raise the memory|cpu shares|pause stops progress|paused container kills|ps lists the processes|events --stats returns|events reports an OOM|cannot enforce|pre-frozen|below a frozen|already holds a process'}
+FILTER=${CGROUP2_FILTER-'sandbox: limit (cpus|cpuTime)|memory hog|fork bomb|cpu quota|deny-all device|cgroupsPath absolute|systemd form|SIGKILLed|kill --all signals every|without a delegated subtree|raise the memory|cpu shares|pause stops progress|paused container kills|ps lists the processes|events --stats returns|events reports an OOM|cannot enforce|pre-frozen|below a frozen|already holds a process|pids limit holds for exec'}
 filter=()
 [[ -z "$FILTER" ]] || filter=(--filter "$FILTER")
 cp -a "$NANOBOX_HOST_BUSYBOX" /tmp/busybox-rootfs
@@ -57,7 +57,7 @@ rc=0
 echo "=== libbox cgroup unit tests (root)"
 unit_out=$(mktemp)
 (cd libbox && "$NANOBOX_LIBBOX_TEST" -test.count=1 -test.v \
-	-test.run '^Test(CgroupSpec|CgroupPaths|ApplyCgroup.*|RequiredControllers|IsSystemdCgroupPath|SandboxRunEcho|SandboxMemoryHog|SandboxForkBomb|SandboxCPUTime|PresetCodeJudge)$') | tee "$unit_out" ||
+	-test.run '^Test(CgroupSpec|CgroupPaths|ApplyCgroup.*|RequiredControllers|IsSystemdCgroupPath|SandboxRunEcho|SandboxMemoryHog|SandboxForkBomb|SandboxCPUTime|PresetCodeJudge|SandboxPoolLimits|SandboxPersistentMemoryHog)$') | tee "$unit_out" ||
 	rc=1
 # The count line .ci/run sums (top-level tests only).
 echo "tests: $(grep -c '^--- PASS' "$unit_out") passed, $(grep -c '^--- FAIL' "$unit_out") failed, $(grep -c '^--- SKIP' "$unit_out") skipped"

@@ -59,6 +59,32 @@ teardown() {
 	[[ ! -e "$ROOT/$SID" ]] || fail "state dir left behind"
 }
 
+# The cgroup-dependent part (in the cgroup v2 VM stage too,
+# scripts/test-cgroup2.sh): the sandbox's cgroup is that of every program
+# exec'd into it, and goes with delete.
+@test "sandbox --detach: its cgroup's pids limit holds for exec'd programs, and delete removes the cgroup" {
+	local how
+	how=$("${AS_USER[@]}" "$RUNTIME" sandbox --check --report-format json | jq -r .limits.pids)
+	[[ "$how" == "enforced by cgroup"* ]] ||
+		skip "no cgroup enforces a pids limit for this caller ($how): sandbox.bats tests the degraded form"
+	runtime_ok sandbox --detach --name "$SID" --pids 8 -- sleep 1000
+	local pid cg
+	pid=$(container_pid "$SID")
+	if [[ -f /sys/fs/cgroup/cgroup.controllers ]]; then
+		cg=/sys/fs/cgroup$(awk -F: '$1 == "0" {print $3}' "/proc/$pid/cgroup")
+	else
+		cg=/sys/fs/cgroup/pids$(awk -F: '$2 == "pids" {print $3}' "/proc/$pid/cgroup")
+	fi
+	[[ -d "$cg" && "$cg" != /sys/fs/cgroup/ && "$cg" != /sys/fs/cgroup/pids/ ]] || fail "no cgroup of its own: $cg"
+	# sleep and perl are 2 of the 8: 6 forks work. The children let go of
+	# exec's stdout, so that exec returns with perl.
+	runtime_ok exec "$SID" perl -e 'my $n = 0; for (1..40) { my $p = fork; last unless defined $p; if (!$p) { close STDOUT; close STDERR; sleep 30; exit } $n++ } print "$n\n"'
+	[[ "$output" == 6 ]] || fail "$output forks worked in exec, want 6 (8 with sleep and perl)"
+	runtime_ok delete --force "$SID"
+	[[ ! -e "$cg" ]] || fail "cgroup $cg left behind"
+	[[ ! -e "$ROOT/$SID" ]] || fail "state dir left behind"
+}
+
 @test "sandbox --detach: what cannot work detached is refused, with the fix" {
 	runtime sandbox --detach -- true
 	[[ $status -eq 125 && "$output" == *"--detach needs --name"* ]] || fail "no --name: $output"
