@@ -42,7 +42,8 @@ test("kill ends the whole sandbox", { skip: SKIP }, async (t) => {
   const mark = String(6300000 + (process.pid % 100000));
   const child = (await sandbox(t)).spawn("sh", ["-c", `sleep ${mark} & sleep ${mark} & echo ready; wait`], { stdin: "ignore" });
   assert.equal(await lines(child.stdout)(), "ready");
-  assert.ok(running(`^sleep ${mark}$`));
+  // The shell's children may not have become sleep yet (fork, then exec).
+  await eventually(() => running(`^sleep ${mark}$`), "the sleeps run");
   child.kill();
   const r = await child.wait();
   assert.equal(r.status, "cancelled");
@@ -115,7 +116,7 @@ test("no sandbox outlives this process", { skip: SKIP }, async (t) => {
   const p = spawnProcess(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
   try {
     assert.equal(await lines(p.stdout)(), "up");
-    assert.ok(running(`^sleep ${mark}$`));
+    await eventually(() => running(`^sleep ${mark}$`), "the sleep runs");
   } finally {
     p.kill("SIGKILL");
   }

@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 import dataclasses
 import re
-from typing import Any, Dict, Iterator, Mapping
+from typing import Any, Callable, Dict, Iterator, Mapping
 
 import pytest
 
@@ -90,3 +91,17 @@ def assert_fields(obj: Any, raw: Mapping[str, Any], where: str) -> None:
     for key in raw:
         snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", key).lower()
         assert snake in names, f"{where}: the report's {key!r} has no field in {type(obj).__name__}"
+
+
+def eventually(cond: Callable[[], bool], what: str, seconds: float = 60) -> None:
+    """Poll cond until it holds, with a generous deadline (never a sleep
+    standing in for an event)."""
+    deadline = time.monotonic() + seconds
+    while not cond():
+        assert time.monotonic() < deadline, f"never happened: {what}"
+        time.sleep(0.02)
+
+
+def running(pattern: str) -> bool:
+    """pgrep -f pattern finds a process."""
+    return subprocess.run(["pgrep", "-f", pattern], stdout=subprocess.DEVNULL).returncode == 0

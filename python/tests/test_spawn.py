@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import eventually, running
 from nanobox import DEVNULL, PIPE, Child, ProgramNotFoundError, SandboxBuilder
 
 PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -51,7 +52,8 @@ def test_kill_ends_the_whole_sandbox(builder: SandboxBuilder, shared_dir: Path) 
     sb = builder.env("PATH", PATH).build()
     child = sb.spawn("sh", ["-c", f"sleep {mark} & sleep {mark} & echo ready; wait"], stdin=DEVNULL)
     assert child.stdout is not None and child.stdout.readline() == b"ready\n"
-    assert subprocess.run(["pgrep", "-f", f"^sleep {mark}$"], stdout=subprocess.DEVNULL).returncode == 0
+    # The shell's children may not have become sleep yet (fork, then exec).
+    eventually(lambda: running(f"^sleep {mark}$"), "the sleeps run")
     child.kill()
     r = child.wait()
     assert r.status == "cancelled" and r.report.killed and r.exit_code == 137
@@ -150,7 +152,7 @@ child.wait()
     try:
         with open(ready) as f:
             assert f.readline() == "up\n"
-        assert subprocess.run(["pgrep", "-f", f"^sleep {mark}$"], stdout=subprocess.DEVNULL).returncode == 0
+        eventually(lambda: running(f"^sleep {mark}$"), "the sleep runs")
     finally:
         p.kill()
         p.wait()

@@ -401,11 +401,16 @@ assert_sandbox_clean() {
 	local parent=$!
 	read -r line <"$d/ready"
 	[[ "$line" == up ]]
+	# The shell's child may not have become sleep yet (fork, then exec).
+	local i
+	for ((i = 0; i < 600; i++)); do
+		pgrep -f "^sleep $mark\$" >/dev/null && break
+		sleep 0.05
+	done
 	pgrep -f "^sleep $mark\$" >/dev/null || fail "sandbox not running"
 	kill -KILL "$parent"
 	wait "$parent" || true
 	# The runtime ends the run on its own: poll for it, with a deadline.
-	local i
 	for ((i = 0; i < 600; i++)); do
 		pgrep -f "^sleep $mark\$" >/dev/null || break
 		sleep 0.05
