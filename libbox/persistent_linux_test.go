@@ -164,7 +164,9 @@ func TestSandboxPersistentKillTree(t *testing.T) {
 }
 
 func TestSandboxPersistentLimits(t *testing.T) {
-	sb := startSandbox(t, Options{Limits: Limits{WallTime: 300 * time.Millisecond}})
+	// Long enough for a shell to start on a loaded host (the second
+	// program must not hit it), short enough for the test.
+	sb := startSandbox(t, Options{Limits: Limits{WallTime: 3 * time.Second}})
 	res := execOut(t, sb, "sleep 30")
 	wantRunStatus(t, res, StatusWallTimeout)
 	wantLimit(t, res, LimitWallTime, LimitEnforced, true)
