@@ -334,7 +334,7 @@ func TestSandboxSpawnErrors(t *testing.T) {
 			t.Errorf("stdio %+v: %v, want %q", tc.stdio, err, tc.want)
 		}
 	}
-	if ents, err := os.ReadDir(sb.StateRoot()); err != nil || len(ents) != 0 {
+	if ents, err := stateRootEntries(sb.StateRoot()); err != nil || len(ents) != 0 {
 		t.Errorf("state root after failed spawns: %v %v", ents, err)
 	}
 }

@@ -630,6 +630,14 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	defer srcs.close()
 	ic.MountSources = srcs.index
 
+	// The filter compiled here (or found in the state root's cache) is
+	// what init installs; when the compile fails here, init compiles it
+	// and reports the error as it does without the cache.
+	if cfg.Seccomp != nil {
+		if prog, err := compileSeccompCached(r.Root, cfg.Seccomp); err == nil {
+			ic.SeccompFilter = encodeSeccompFilter(prog.filter)
+		}
+	}
 	ic.State = ociState(id, cfg, Creating, p.pid, p.created, p.owner)
 	state := marshalState(ic.State)
 	if err := child.sock.send(syncMsg{Type: syncConfig, Config: ic}); err != nil {

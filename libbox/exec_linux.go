@@ -253,7 +253,7 @@ func initExec(sock *syncSocket, ec *execConfig) error {
 	}
 	p := ec.Process
 	pe, err := prepareProcess(p, ec.ConsoleSocketFd, false, ec.Rootless,
-		containerSettings{ec.Seccomp, ec.Landlock, ec.Personality, ec.MemoryPolicy})
+		containerSettings{ec.Seccomp, ec.Landlock, ec.Personality, ec.MemoryPolicy, nil})
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,14 @@ type filters struct {
 
 // prepareFilters is step 3 above, for process p with the container's
 // seccomp and Landlock policies (either may be nil).
-func prepareFilters(p *Process, sc *Seccomp, ll *Landlock) (_ *filters, retErr error) {
+func prepareFilters(p *Process, sc *Seccomp, ll *Landlock) (*filters, error) {
+	return prepareFiltersCompiled(p, sc, nil, ll)
+}
+
+// prepareFiltersCompiled is prepareFilters with sc's filter, when not
+// nil, compiled by the runtime already (compileSeccompCached, sent as
+// initConfig.SeccompFilter): the same checks of sc, no compile.
+func prepareFiltersCompiled(p *Process, sc *Seccomp, compiled []byte, ll *Landlock) (_ *filters, retErr error) {
 	f := &filters{landlockFd: -1, noNewPrivs: p.NoNewPrivileges}
 	if ll != nil {
 		var err error
@@ -71,7 +78,16 @@ func prepareFilters(p *Process, sc *Seccomp, ll *Landlock) (_ *filters, retErr e
 	if sc == nil {
 		return f, nil
 	}
-	prog, err := compileSeccomp(sc)
+	var prog *seccompProgram
+	var err error
+	if compiled != nil {
+		var filter []unix.SockFilter
+		if filter, err = decodeSeccompFilter(compiled); err == nil {
+			prog, err = seccompFromFilter(sc, filter)
+		}
+	} else {
+		prog, err = compileSeccomp(sc)
+	}
 	if err != nil {
 		return nil, err
 	}

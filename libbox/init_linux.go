@@ -201,7 +201,7 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		}
 	}
 	pe, err := prepareProcess(p, ic.ConsoleSocketFd, mountNS, ic.Rootless,
-		containerSettings{cfg.Seccomp, cfg.Landlock, cfg.Personality, cfg.MemoryPolicy})
+		containerSettings{cfg.Seccomp, cfg.Landlock, cfg.Personality, cfg.MemoryPolicy, ic.SeccompFilter})
 	if err != nil {
 		return err
 	}
@@ -333,6 +333,9 @@ type containerSettings struct {
 	landlock     *Landlock
 	personality  *Personality
 	memoryPolicy *MemoryPolicy
+	// seccompFilter is seccomp compiled by the runtime (nil: compile it
+	// here).
+	seccompFilter []byte
 }
 
 // prepareProcess is what init and an exec'd process share before execve:
@@ -360,7 +363,7 @@ func prepareProcess(p *Process, consoleFd int, bindConsole, rootless bool, cs co
 			return nil, err
 		}
 	}
-	f, err := prepareFilters(p, cs.seccomp, cs.landlock)
+	f, err := prepareFiltersCompiled(p, cs.seccomp, cs.seccompFilter, cs.landlock)
 	if err != nil {
 		return nil, err
 	}

@@ -92,7 +92,7 @@ func TestSandboxPoolRun(t *testing.T) {
 // poolIDs are the ids of the pool's sandboxes now in its state root.
 func poolIDs(t *testing.T, p *Pool) []string {
 	t.Helper()
-	ents, err := os.ReadDir(p.Sandbox().StateRoot())
+	ents, err := stateRootEntries(p.Sandbox().StateRoot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func poolIDs(t *testing.T, p *Pool) []string {
 // mount.
 func checkPoolEmpty(t *testing.T, p *Pool, ids []string) {
 	t.Helper()
-	if ents, err := os.ReadDir(p.Sandbox().StateRoot()); err != nil || len(ents) != 0 {
+	if ents, err := stateRootEntries(p.Sandbox().StateRoot()); err != nil || len(ents) != 0 {
 		t.Errorf("state root after Close: %v %v", ents, err)
 	}
 	for _, id := range ids {

@@ -466,7 +466,7 @@ func TestSandboxConcurrentRuns(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if ents, err := os.ReadDir(sb.StateRoot()); err != nil || len(ents) != 0 {
+	if ents, err := stateRootEntries(sb.StateRoot()); err != nil || len(ents) != 0 {
 		t.Errorf("state root after %d runs: %v %v", n, ents, err)
 	}
 }
@@ -624,14 +624,14 @@ func TestSandboxOwnerKilled(t *testing.T) {
 	if markerAlive("sleep " + marker) {
 		t.Fatal("the sandbox outlived the program that ran it")
 	}
-	ents, _ := os.ReadDir(root)
+	ents, _ := stateRootEntries(root)
 	if len(ents) != 1 {
 		t.Fatalf("state root after the kill: %v (want the killed sandbox's directory)", ents)
 	}
 	if _, err := New(Options{StateRoot: root}); err != nil {
 		t.Fatal(err)
 	}
-	if ents, _ := os.ReadDir(root); len(ents) != 0 {
+	if ents, _ := stateRootEntries(root); len(ents) != 0 {
 		t.Errorf("New did not remove the dead program's sandbox: %v", ents)
 	}
 }

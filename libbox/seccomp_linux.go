@@ -138,14 +138,19 @@ func compileSeccomp(s *Seccomp) (*seccompProgram, error) {
 			return nil, fmt.Errorf("seccomp: the filter has %d instructions, more than the kernel's %d: use fewer rules", len(bpf), unix.BPF_MAXINSNS)
 		}
 	}
-	p := &seccompProgram{filter: bpf, listener: s.usesNotify()}
+	return newSeccompProgram(s, bpf), nil
+}
+
+// newSeccompProgram is the program of profile s compiled to filter.
+func newSeccompProgram(s *Seccomp, filter []unix.SockFilter) *seccompProgram {
+	p := &seccompProgram{filter: filter, listener: s.usesNotify()}
 	for _, f := range s.Flags {
 		p.flags |= seccompFlagBits[f]
 	}
 	if p.listener {
 		p.flags |= unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
 	}
-	return p, nil
+	return p
 }
 
 func addSeccompRule(filter *libseccomp.ScmpFilter, defAct libseccomp.ScmpAction, r SeccompRule) error {

@@ -142,6 +142,10 @@ type initConfig struct {
 	// State is the OCI state (status creating) for the createContainer
 	// and startContainer hooks.
 	State *OCIState `json:"state"`
+	// SeccompFilter is Config.Seccomp compiled by the runtime (struct
+	// sock_filter instructions, seccomp_cache_linux.go); empty: init
+	// compiles it.
+	SeccompFilter []byte `json:"seccompFilter,omitempty"`
 }
 
 // syncSocket is one end of the socketpair. Close makes it unusable.

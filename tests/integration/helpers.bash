@@ -49,6 +49,14 @@ fail() {
 	return 1
 }
 
+# state_root_left: what the state root ($ROOT) holds besides the compiled
+# seccomp filters the runtime keeps there on purpose (.seccomp-HASH, see
+# libbox/seccomp_cache_linux.go): what a test that leaves nothing behind
+# must find empty.
+state_root_left() {
+	ls -A "$ROOT" | grep -v '^\.seccomp-[0-9a-f]\{64\}$' || true
+}
+
 # skip_if_runc REASON: for tests of behaviour where nanobox intentionally
 # differs from runc 1.1.5.
 skip_if_runc() {

@@ -94,7 +94,7 @@ NET=(--allow-private-targets)
 	[[ "$err" == *"network: denied evil.test:$PORT (proxy)"* && "$err" == *"network: denied evil.test (dns)"* ]]
 	jq -e '.isolation.network == "allowlist" and .network.connections["web.test"] == 2' "$BATS_TEST_TMPDIR/r.json"
 	jq -e '[.network.denied[] | select(.name == "evil.test")] | length >= 2' "$BATS_TEST_TMPDIR/r.json"
-	[[ -z "$(ls -A "$ROOT")" ]]
+	[[ -z "$(state_root_left)" ]]
 }
 
 @test "network: an allowed name that leads to loopback is refused without --allow-private-targets" {

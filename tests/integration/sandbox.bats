@@ -74,7 +74,7 @@ assert_cgroup_where_expected() {
 # assert_sandbox_clean: no state directory left in the state root.
 assert_sandbox_clean() {
 	local left
-	left=$(ls -A "$ROOT")
+	left=$(state_root_left)
 	[[ -z "$left" ]] || fail "left in the state root: $left"
 }
 
@@ -422,7 +422,7 @@ assert_sandbox_clean() {
 	done
 	[[ "$(report .status)" == cancelled ]] || fail "report $(cat "$SB_REPORT")"
 	for ((i = 0; i < 600; i++)); do
-		[[ -z "$(ls -A "$ROOT")" ]] && break
+		[[ -z "$(state_root_left)" ]] && break
 		sleep 0.05
 	done
 	assert_sandbox_clean

@@ -1,0 +1,182 @@
+package libbox
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	libseccomp "github.com/seccomp/libseccomp-golang"
+	"golang.org/x/sys/unix"
+)
+
+// Compiled seccomp filters are kept in the state root, one file per
+// profile: libseccomp's compile of a large profile (Docker's default, the
+// sandbox presets) costs milliseconds of every create, and its result
+// depends only on what the key below holds. The runtime compiles (or
+// finds) the filter before init starts and sends init the instructions;
+// init still validates the profile and checks the kernel's support for it
+// (cheap), and installs exactly what compileSeccomp produced.
+//
+// The files are trusted as the rest of the state root is (state.json
+// holds the whole config, seccomp profile included, that exec applies):
+// the root is the runtime's own directory, mode 0700 or 0711, and a file
+// is used only when its checksum matches, so a torn write is recompiled.
+
+// seccompCachePrefix names the cache files in the state root: files, so
+// that List and the sandbox sweep (which look at directories) skip them.
+const seccompCachePrefix = ".seccomp-"
+
+// seccompCacheMax bounds the files kept: a new one beyond it clears them.
+const seccompCacheMax = 32
+
+// seccompCacheKey is the SHA-256 of everything the compiled program
+// depends on: the profile, libseccomp's version and API level (which the
+// kernel's features decide), the kernel, and the binary that compiles it
+// (its device, inode, size and mtime: a rebuilt or upgraded runtime, whose
+// compileSeccomp may differ, never reads an older binary's files).
+func seccompCacheKey(s *Seccomp) (string, error) {
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/self/exe", &st); err != nil {
+		return "", err
+	}
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "", err
+	}
+	profile, err := json.Marshal(s)
+	if err != nil {
+		return "", err
+	}
+	api, err := libseccomp.GetAPI()
+	if err != nil {
+		return "", err
+	}
+	major, minor, micro := libseccomp.GetLibraryVersion()
+	h := sha256.New()
+	fmt.Fprintf(h, "nanobox seccomp cache 1\nexe %d %d %d %d.%d\nlibseccomp %d.%d.%d api %d\nkernel %s %s %s\n",
+		st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, major, minor, micro, api,
+		unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Version[:]), unix.ByteSliceToString(u.Machine[:]))
+	h.Write(profile)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// seccompCompiles counts compileSeccomp calls made by compileSeccompCached,
+// for the tests.
+var seccompCompiles int
+
+// compileSeccompCached is compileSeccomp(s) through the cache in root
+// (the state root). The cache is best effort: when it cannot be read or
+// written the filter is compiled as without it.
+func compileSeccompCached(root string, s *Seccomp) (*seccompProgram, error) {
+	key, err := seccompCacheKey(s)
+	if err != nil {
+		seccompCompiles++
+		return compileSeccomp(s)
+	}
+	path := filepath.Join(root, seccompCachePrefix+key)
+	if b, err := os.ReadFile(path); err == nil {
+		if filter, ok := decodeSeccompCache(b); ok {
+			return seccompFromFilter(s, filter)
+		}
+	}
+	seccompCompiles++
+	p, err := compileSeccomp(s)
+	if err != nil {
+		return nil, err
+	}
+	writeSeccompCache(root, path, p.filter)
+	return p, nil
+}
+
+// seccompFromFilter is the program compileSeccomp(s) returns when it
+// produces filter: the same checks of s first, the flags from s.
+func seccompFromFilter(s *Seccomp, filter []unix.SockFilter) (*seccompProgram, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkSeccompKernel(s); err != nil {
+		return nil, err
+	}
+	return newSeccompProgram(s, filter), nil
+}
+
+// encodeSeccompFilter is the instructions as the kernel reads them
+// (struct sock_filter, native byte order), decodeSeccompFilter the reverse;
+// that is how init receives them (initConfig.SeccompFilter).
+func encodeSeccompFilter(filter []unix.SockFilter) []byte {
+	b := make([]byte, 0, 8*len(filter))
+	for _, in := range filter {
+		b = binary.NativeEndian.AppendUint16(b, in.Code)
+		b = append(b, in.Jt, in.Jf)
+		b = binary.NativeEndian.AppendUint32(b, in.K)
+	}
+	return b
+}
+
+func decodeSeccompFilter(b []byte) ([]unix.SockFilter, error) {
+	if len(b) == 0 || len(b)%8 != 0 || len(b)/8 > unix.BPF_MAXINSNS {
+		return nil, fmt.Errorf("seccomp: a compiled filter of %d bytes is not a program", len(b))
+	}
+	filter := make([]unix.SockFilter, len(b)/8)
+	for i := range filter {
+		in := b[8*i:]
+		filter[i] = unix.SockFilter{
+			Code: binary.NativeEndian.Uint16(in[0:2]),
+			Jt:   in[2],
+			Jf:   in[3],
+			K:    binary.NativeEndian.Uint32(in[4:8]),
+		}
+	}
+	return filter, nil
+}
+
+// A cache file is the SHA-256 of the instructions, then the instructions.
+func decodeSeccompCache(b []byte) ([]unix.SockFilter, bool) {
+	if len(b) < sha256.Size {
+		return nil, false
+	}
+	sum := sha256.Sum256(b[sha256.Size:])
+	if !bytes.Equal(sum[:], b[:sha256.Size]) {
+		return nil, false
+	}
+	filter, err := decodeSeccompFilter(b[sha256.Size:])
+	return filter, err == nil
+}
+
+func writeSeccompCache(root, path string, filter []unix.SockFilter) {
+	if ents, err := os.ReadDir(root); err == nil {
+		var old []string
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), seccompCachePrefix) && e.Type().IsRegular() {
+				old = append(old, e.Name())
+			}
+		}
+		if len(old) >= seccompCacheMax {
+			for _, n := range old {
+				_ = os.Remove(filepath.Join(root, n))
+			}
+		}
+	}
+	prog := encodeSeccompFilter(filter)
+	sum := sha256.Sum256(prog)
+	f, err := os.CreateTemp(root, ".seccomp-tmp-*")
+	if err != nil {
+		return
+	}
+	_, err = f.Write(append(sum[:], prog...))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+}

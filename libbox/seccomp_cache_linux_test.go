@@ -1,0 +1,132 @@
+package libbox
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestSeccompCache: what the cache returns is exactly what compileSeccomp
+// makes (the instructions, the flags, the listener), the second time
+// without compiling; a changed profile is another entry; a torn or altered
+// file is compiled again and rewritten; instructions survive the trip to
+// init (encode, decode); a profile init would refuse is refused on a hit.
+func TestSeccompCache(t *testing.T) {
+	def, err := parseSeccompDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	profiles := map[string]*Seccomp{"default": def, "deny-pgid": denyPgid()}
+	if sb, err := SandboxSeccomp("default"); err == nil && !reflect.DeepEqual(sb, def) {
+		profiles["sandbox"] = sb
+	}
+	notify := denyPgid()
+	notify.Syscalls[0].Action, notify.Syscalls[0].Errno = SeccompNotify, nil
+	notify.ListenerPath = "/run/agent.sock"
+	profiles["notify"] = notify
+	root := t.TempDir()
+	for name, s := range profiles {
+		want, err := compileSeccomp(s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		n := seccompCompiles
+		first, err := compileSeccompCached(root, s)
+		if err != nil {
+			t.Fatalf("%s: first: %v", name, err)
+		}
+		second, err := compileSeccompCached(root, s)
+		if err != nil {
+			t.Fatalf("%s: second: %v", name, err)
+		}
+		if seccompCompiles != n+1 {
+			t.Errorf("%s: %d compiles for two lookups, want 1", name, seccompCompiles-n)
+		}
+		for what, got := range map[string]*seccompProgram{"compiled": first, "cached": second} {
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: the %s program differs from compileSeccomp's", name, what)
+			}
+		}
+		back, err := decodeSeccompFilter(encodeSeccompFilter(want.filter))
+		if err != nil || !reflect.DeepEqual(back, want.filter) {
+			t.Errorf("%s: the instructions do not survive encode and decode (%v)", name, err)
+		}
+	}
+	ents, _ := filepath.Glob(filepath.Join(root, seccompCachePrefix+"*"))
+	if len(ents) != len(profiles) {
+		t.Fatalf("%d cache files for %d profiles: %q", len(ents), len(profiles), ents)
+	}
+
+	// An altered file (one instruction flipped, checksum kept) is not used.
+	s := denyPgid()
+	key, err := seccompCacheKey(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(root, seccompCachePrefix+key)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-1] ^= 0xff
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := seccompCompiles
+	got, err := compileSeccompCached(root, s)
+	want, _ := compileSeccomp(s)
+	if err != nil || !reflect.DeepEqual(got, want) || seccompCompiles != n+1 {
+		t.Fatalf("altered cache file: err %v, equal %v, compiles %d; want it compiled again", err, reflect.DeepEqual(got, want), seccompCompiles-n)
+	}
+	if b2, _ := os.ReadFile(path); len(b2) != len(b) || b2[len(b2)-1] == b[len(b)-1] {
+		t.Error("the altered cache file was not rewritten")
+	}
+	// A torn one (cut short).
+	if err := os.WriteFile(path, b[:len(b)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := compileSeccompCached(root, s); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("torn cache file: err %v, equal %v", err, reflect.DeepEqual(got, want))
+	}
+
+	// A change of the profile is another key.
+	other := denyPgid()
+	other.Syscalls[0].Errno = uintp(uint(unix.EPERM))
+	if k2, _ := seccompCacheKey(other); k2 == key {
+		t.Error("two profiles have the same cache key")
+	}
+
+	// The checks of init are made on a hit too: a flag this kernel lacks
+	// is refused by the cached path as by compileSeccomp.
+	bad := denyPgid()
+	bad.Flags = []SeccompFlag{"SECCOMP_FILTER_FLAG_NOT_A_FLAG"}
+	_, errFresh := compileSeccomp(bad)
+	_, errFromFilter := seccompFromFilter(bad, want.filter)
+	if (errFresh == nil) != (errFromFilter == nil) {
+		t.Errorf("unknown flag: compileSeccomp says %v, the cached path %v", errFresh, errFromFilter)
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(filepath.Base(e), seccompCachePrefix) {
+			t.Errorf("cache file %s outside the prefix", e)
+		}
+	}
+}
+
+// stateRootEntries is os.ReadDir of a state root without the compiled
+// seccomp filters kept there on purpose: what a test that leaves nothing
+// behind must find empty.
+func stateRootEntries(root string) ([]os.DirEntry, error) {
+	ents, err := os.ReadDir(root)
+	var left []os.DirEntry
+	for _, e := range ents {
+		if name := e.Name(); strings.HasPrefix(name, seccompCachePrefix) && len(name) == len(seccompCachePrefix)+64 && e.Type().IsRegular() {
+			continue
+		}
+		left = append(left, e)
+	}
+	return left, err
+}
