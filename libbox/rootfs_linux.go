@@ -92,6 +92,11 @@ type rootfsMounter struct {
 func prepareRootfs(cfg *Config, trees map[int]*os.File) (string, error) {
 	path, err := resolveRootfs(cfg.Rootfs)
 	if err != nil {
+		if ns, _ := cfg.NamespaceOf(NEWNS); ns.Path != "" && errors.Is(err, os.ErrNotExist) {
+			// As in runc, the rootfs is set up in the joined namespace: one
+			// whose root was pivoted (a container's) has no bundle in it.
+			return "", fmt.Errorf("%w: the mount namespace %s does not see the bundle (a container's namespace holds only its own files): join one whose root is the host's, or leave out its path for a new one", err, ns.Path)
+		}
 		return "", err
 	}
 	// Mounts onto /proc/self/fd/N magic links need the host's procfs.

@@ -154,7 +154,7 @@ ns_file() {
 	# rootfs is mounted and pivoted into (it used to run in the joined
 	# namespace's own root: the host's files, or none of /proc).
 	local i
-	for i in $(seq 20); do
+	for i in $(seq 30); do
 		start_holder --mount
 		join_config mount
 		run_sh 'readlink /proc/self/ns/mnt; readlink /bin/sh; test -e /proc/self/status && echo proc; echo $$'
@@ -167,6 +167,26 @@ ns_file() {
 		wait "$HOLDER" 2>/dev/null || true
 		HOLDER=
 	done
+}
+
+@test "namespaces: joining the mount namespace of a running container is a one-line error naming it, and leaves nothing" {
+	# The joined namespace is where the rootfs is set up (as in runc): a
+	# container's, pivoted into its own rootfs, has no bundle in it. runc
+	# 1.1.5 fails too ("open /proc/self/mountinfo").
+	local bundle=$BUNDLE
+	setup_bundle "$BATS_TEST_TMPDIR/a"
+	run_detached "$CID-a"
+	BUNDLE=$bundle
+	HOLDER=$(ctr_pid "$CID-a")
+	join_config mount
+	HOLDER=
+	run_sh 'true'
+	[ "$status" -ne 0 ]
+	is_runc || [[ "$output" == *"mount namespace /proc/"*"/ns/mnt does not see the bundle"*"join one whose root is the host's"* ]]
+	is_runc || [ "${#lines[@]}" -eq 1 ]
+	assert_nothing_left "$CID"
+	# The running container is untouched.
+	[ "$(container_status "$CID-a")" = running ]
 }
 
 # no_mount_ns: the bundle without a mount namespace, and without what
