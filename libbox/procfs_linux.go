@@ -21,3 +21,27 @@ func checkProcfs(fd int, name string) error {
 	}
 	return nil
 }
+
+// checkProcfsPath is checkProcfs for a path: it opens path (O_PATH, so
+// nothing of the file is read) and checks the handle, not the name, which
+// could be swapped between a check and a use.
+func checkProcfsPath(path string) error {
+	f, err := os.OpenFile(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return checkProcfs(int(f.Fd()), path)
+}
+
+// isProcRoot reports whether path is the root of a procfs mount (inode 1
+// of a proc filesystem): a bind of the host's /proc, say.
+func isProcRoot(path string) bool {
+	f, err := os.OpenFile(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	return checkProcfs(int(f.Fd()), path) == nil && unix.Fstat(int(f.Fd()), &st) == nil && st.Ino == 1
+}

@@ -1,6 +1,7 @@
 package libbox
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -26,5 +27,36 @@ func TestCheckProcfs(t *testing.T) {
 	}
 	if err := checkProcfs(-1, "/proc/bad"); err == nil || !strings.Contains(err.Error(), "fstatfs /proc/bad") {
 		t.Errorf("a bad fd: %v", err)
+	}
+}
+
+func TestCheckProcfsPath(t *testing.T) {
+	if err := checkProcfsPath("/proc"); err != nil {
+		t.Skipf("no procfs on /proc: %v", err)
+	}
+	dir := t.TempDir()
+	if err := checkProcfsPath(dir); err == nil || !strings.Contains(err.Error(), "is not on procfs") {
+		t.Errorf("%s: %v", dir, err)
+	}
+	if err := checkProcfsPath(dir + "/missing"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing path: %v", err)
+	}
+	// A symlink into procfs is the file it names.
+	if err := os.Symlink("/proc", dir+"/p"); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkProcfsPath(dir + "/p"); err != nil {
+		t.Errorf("a link to /proc: %v", err)
+	}
+}
+
+func TestIsProcRoot(t *testing.T) {
+	if !isProcRoot("/proc") {
+		t.Skip("/proc is not a procfs root here")
+	}
+	for _, p := range []string{"/proc/self", "/proc/sys", t.TempDir(), "/nonexistent"} {
+		if isProcRoot(p) {
+			t.Errorf("isProcRoot(%s) = true", p)
+		}
 	}
 }

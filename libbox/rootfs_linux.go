@@ -100,7 +100,7 @@ func prepareRootfs(cfg *Config, trees map[int]*os.File) (string, error) {
 		return "", err
 	}
 	// Mounts onto /proc/self/fd/N magic links need the host's procfs.
-	if err := checkFsType("/proc", unix.PROC_SUPER_MAGIC); err != nil {
+	if err := checkProcfsPath("/proc"); err != nil {
 		return "", fmt.Errorf("host /proc: %w", err)
 	}
 	prop := unix.MS_SLAVE | unix.MS_REC
@@ -198,17 +198,6 @@ func makeParentMountPrivate(path string) error {
 	}
 	if err := unix.Mount("", parent.Mountpoint, "", unix.MS_PRIVATE, ""); err != nil {
 		return &mountError{op: "make private", target: parent.Mountpoint, err: err}
-	}
-	return nil
-}
-
-func checkFsType(path string, magic int64) error {
-	var st unix.Statfs_t
-	if err := unix.Statfs(path, &st); err != nil {
-		return err
-	}
-	if int64(st.Type) != magic {
-		return fmt.Errorf("%s is not the expected filesystem (type %#x, want %#x)", path, st.Type, magic)
 	}
 	return nil
 }

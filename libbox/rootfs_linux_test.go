@@ -963,3 +963,16 @@ func ownPath(own []cgroupLine, controller string) string {
 	}
 	return "/"
 }
+
+func TestMountAttrFlags(t *testing.T) {
+	m := &Mount{Flags: unix.MS_BIND | unix.MS_REC | unix.MS_REMOUNT | unix.MS_SHARED | unix.MS_SLAVE |
+		unix.MS_PRIVATE | unix.MS_UNBINDABLE | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV |
+		unix.MS_NOEXEC | unix.MS_NOATIME | unix.MS_RELATIME}
+	want := uintptr(unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_NOATIME | unix.MS_RELATIME)
+	if got := m.attrFlags(); got != want {
+		t.Errorf("attrFlags() = %#x, want %#x", got, want)
+	}
+	if got := (&Mount{Flags: unix.MS_BIND | unix.MS_REC}).attrFlags(); got != 0 {
+		t.Errorf("a plain rbind: attrFlags() = %#x, want 0", got)
+	}
+}

@@ -235,13 +235,6 @@ func (r *rootfsMounter) checkProcDest(m *Mount, dst *os.File) error {
 	return nil
 }
 
-func isProcRoot(p string) bool {
-	var sfs unix.Statfs_t
-	var st unix.Stat_t
-	return unix.Statfs(p, &sfs) == nil && sfs.Type == unix.PROC_SUPER_MAGIC &&
-		unix.Stat(p, &st) == nil && st.Ino == 1
-}
-
 // mountFS mounts a new filesystem of type fstype on dest.
 func (r *rootfsMounter) mountFS(m *Mount, dest, fstype string) error {
 	fail := func(err error) error {

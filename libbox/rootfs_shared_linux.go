@@ -83,7 +83,7 @@ func prepareSharedRootfs(cfg *Config, trees map[int]*os.File) (string, error) {
 	if path == "/" {
 		return path, nil
 	}
-	if err := checkFsType("/proc", unix.PROC_SUPER_MAGIC); err != nil {
+	if err := checkProcfsPath("/proc"); err != nil {
 		return "", fmt.Errorf("host /proc: %w", err)
 	}
 	root, err := os.OpenFile(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
