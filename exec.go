@@ -41,6 +41,7 @@ Without --detach, nanobox-runc waits and exits with the process's status.`,
 		&cli.Int64SliceFlag{Name: "additional-gids", Aliases: []string{"g"}, Usage: "supplementary group id"},
 		&cli.StringSliceFlag{Name: "cap", Aliases: []string{"c"}, Usage: "add a capability (CAP_NAME)"},
 		&cli.BoolFlag{Name: "no-new-privs", Usage: "set no_new_privs for the process"},
+		&cli.StringFlag{Name: "apparmor", Usage: "set the apparmor profile for the process"},
 		&cli.IntFlag{Name: "preserve-fds", Usage: "pass this many file descriptors beyond stdio to the process"},
 		&cli.BoolFlag{Name: "ignore-paused", Usage: "allow exec in a paused container"},
 		&cli.StringSliceFlag{Name: "cgroup", Usage: "run the process in an existing sub-cgroup of the container's: [CONTROLLER[,CONTROLLER...]:]PATH (may be repeated)"},
@@ -202,6 +203,13 @@ func execSpec(c *cli.Context, cfg *libbox.Config) (*libbox.Process, error) {
 	}
 	if c.Bool("no-new-privs") {
 		p.NoNewPrivileges = true
+	}
+	if c.IsSet("apparmor") {
+		profile, err := specconv.AppArmorProfile("--apparmor", c.String("apparmor"))
+		if err != nil {
+			return nil, err
+		}
+		p.AppArmorProfile = profile
 	}
 	if caps := c.StringSlice("cap"); len(caps) > 0 {
 		var cp libbox.Capabilities

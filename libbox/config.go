@@ -258,6 +258,11 @@ type Process struct {
 	NoNewPrivileges bool `json:"noNewPrivileges,omitempty"`
 	OOMScoreAdj     *int `json:"oomScoreAdj,omitempty"`
 
+	// AppArmorProfile, when set, is the AppArmor profile the program is
+	// confined by from its execve on (aa_change_onexec, as runc does); the
+	// profile must be loaded on a host where AppArmor is enabled.
+	AppArmorProfile string `json:"appArmorProfile,omitempty"`
+
 	// Scheduler and IOPriority, when set, are given to the process before
 	// its credentials change (raising either needs privilege); nil leaves
 	// what the runtime had.

@@ -363,6 +363,11 @@ func prepareProcess(p *Process, consoleFd int, bindConsole, rootless bool, cs co
 			return nil, err
 		}
 	}
+	// Before the credentials change and the filters, as runc does: the
+	// profile confines the program from its execve on.
+	if err := applyAppArmorProfile(p.AppArmorProfile); err != nil {
+		return nil, err
+	}
 	f, err := prepareFiltersCompiled(p, cs.seccomp, cs.seccompFilter, cs.landlock)
 	if err != nil {
 		return nil, err

@@ -34,7 +34,7 @@ func Features() *features.Features {
 				Rdma:        yes(),
 			},
 			Seccomp:         seccomp,
-			Apparmor:        &features.Apparmor{Enabled: no()},
+			Apparmor:        &features.Apparmor{Enabled: yes()},
 			Selinux:         &features.Selinux{Enabled: no()},
 			IntelRdt:        &features.IntelRdt{Enabled: no()},
 			MountExtensions: &features.MountExtensions{IDMap: &features.IDMap{Enabled: yes()}},

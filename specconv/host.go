@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox"
 )
 
 // hostProbe holds the few questions FromSpec asks of the running host, so
@@ -26,7 +28,7 @@ type hostProbe struct {
 
 var host = hostProbe{
 	capLastCap:         readCapLastCap,
-	appArmorEnabled:    appArmorEnabled,
+	appArmorEnabled:    libbox.AppArmorEnabled,
 	seLinuxEnabled:     seLinuxEnabled,
 	isRuntimeNamespace: isRuntimeNamespace,
 	cgroup2Unified:     cgroup2Unified,
@@ -43,16 +45,6 @@ func readCapLastCap() (int, error) {
 		return 0, fmt.Errorf("parse %s: %w", path, err)
 	}
 	return n, nil
-}
-
-// appArmorEnabled errs on the side of "enabled": a profile is only ignored
-// when there is no sign at all of AppArmor on the host.
-func appArmorEnabled() bool {
-	if _, err := os.Stat("/sys/kernel/security/apparmor"); err == nil {
-		return true
-	}
-	data, err := os.ReadFile("/sys/module/apparmor/parameters/enabled")
-	return err == nil && bytes.HasPrefix(data, []byte("Y"))
 }
 
 // seLinuxEnabled is true when selinuxfs is mounted at its usual place (or

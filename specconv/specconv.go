@@ -4,8 +4,8 @@
 //
 // The rule FromSpec follows: every field of config.json is either carried
 // into the Config, or refused with an error naming the field, or (for the few
-// settings the runtime accepts but does not act on: AppArmor/SELinux labels
-// on hosts without that LSM, resource settings the host's cgroup version has
+// settings the runtime accepts but does not act on: SELinux labels on hosts
+// without SELinux, resource settings the host's cgroup version has
 // no knob for, the parts of a Landlock policy (annotation
 // org.nanobox.landlock, see LandlockAnnotation) the kernel's Landlock ABI
 // lacks) reported through Options.Warnf.
@@ -258,6 +258,19 @@ func lsmLabel(field, value, lsm string, enabled func() bool, warnf func(string, 
 	return nil
 }
 
+// AppArmorProfile checks an AppArmor profile for the process (field names
+// where it comes from, for the error) and returns it: applied by init right
+// before the program's execve on a host where AppArmor is enabled, and an
+// error on one where it is not, where runc fails too (at start, "write
+// /proc/self/attr/exec: invalid argument"): running unconfined would be a
+// silent downgrade of what the caller asked for.
+func AppArmorProfile(field, profile string) (string, error) {
+	if profile == "" || host.appArmorEnabled() {
+		return profile, nil
+	}
+	return "", fmt.Errorf("%s %q: AppArmor is not enabled on this host (%s is not \"Y\"), so no profile can be applied: enable AppArmor and load the profile, or leave %s out", field, profile, libbox.AppArmorEnabledFile, field)
+}
+
 func rootfsPath(root *specs.Root, bundle string) (string, error) {
 	if root == nil || root.Path == "" {
 		return "", errors.New("root.path is required")
@@ -302,7 +315,8 @@ func ProcessFromSpec(sp *specs.Process, opts Options) (*libbox.Process, error) {
 	case sp.CommandLine != "":
 		return nil, unsupported("process.commandLine")
 	}
-	if err := lsmLabel("process.apparmorProfile", sp.ApparmorProfile, "AppArmor", host.appArmorEnabled, warnf); err != nil {
+	profile, err := AppArmorProfile("process.apparmorProfile", sp.ApparmorProfile)
+	if err != nil {
 		return nil, err
 	}
 	if err := lsmLabel("process.selinuxLabel", sp.SelinuxLabel, "SELinux", host.seLinuxEnabled, warnf); err != nil {
@@ -332,6 +346,7 @@ func ProcessFromSpec(sp *specs.Process, opts Options) (*libbox.Process, error) {
 		Cwd:             filepath.Clean(sp.Cwd),
 		Terminal:        sp.Terminal,
 		NoNewPrivileges: sp.NoNewPrivileges,
+		AppArmorProfile: profile,
 		User: libbox.User{
 			UID:            sp.User.UID,
 			GID:            sp.User.GID,
@@ -356,7 +371,6 @@ func ProcessFromSpec(sp *specs.Process, opts Options) (*libbox.Process, error) {
 		}
 		p.OOMScoreAdj = &adj
 	}
-	var err error
 	if sp.Capabilities != nil {
 		if p.Capabilities, err = convertCapabilities(sp.Capabilities, warnf); err != nil {
 			return nil, err

@@ -670,7 +670,6 @@ func TestLSMLabels(t *testing.T) {
 		set     func(s *specs.Spec)
 		enabled func(h *hostProbe)
 	}{
-		{"process.apparmorProfile", func(s *specs.Spec) { s.Process.ApparmorProfile = "docker-default" }, func(h *hostProbe) { h.appArmorEnabled = func() bool { return true } }},
 		{"process.selinuxLabel", func(s *specs.Spec) { s.Process.SelinuxLabel = "system_u:system_r:container_t:s0" }, func(h *hostProbe) { h.seLinuxEnabled = func() bool { return true } }},
 		{"linux.mountLabel", func(s *specs.Spec) { s.Linux.MountLabel = "system_u:object_r:container_file_t:s0" }, func(h *hostProbe) { h.seLinuxEnabled = func() bool { return true } }},
 	} {
@@ -691,6 +690,44 @@ func TestLSMLabels(t *testing.T) {
 				t.Errorf("LSM enabled: error = %v, want an unsupported error naming %s", err, tt.field)
 			}
 		})
+	}
+}
+
+func TestAppArmorProfile(t *testing.T) {
+	h := fakeHost(t, unix.CAP_LAST_CAP)
+	spec := Example()
+	spec.Process.ApparmorProfile = "cri-containerd.apparmor.d"
+	// Not enabled: refused, as runc fails at start, with the problem and
+	// the fix on one line.
+	_, _, err := convert(t, spec, Options{})
+	if err == nil {
+		t.Fatal("a profile on a host without AppArmor was accepted")
+	}
+	for _, want := range []string{`process.apparmorProfile "cri-containerd.apparmor.d"`, "AppArmor is not enabled on this host",
+		"/sys/module/apparmor/parameters/enabled", "leave process.apparmorProfile out"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("error is not one line: %q", err)
+	}
+	// Enabled: carried to the process, which init confines at execve.
+	h.appArmorEnabled = func() bool { return true }
+	cfg, _, err := convert(t, spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Process.AppArmorProfile != "cri-containerd.apparmor.d" {
+		t.Errorf("Process.AppArmorProfile = %q", cfg.Process.AppArmorProfile)
+	}
+	// An exec'd process's profile goes through the same check.
+	h.appArmorEnabled = func() bool { return false }
+	if _, err := AppArmorProfile("--apparmor", "x"); err == nil || !strings.HasPrefix(err.Error(), `--apparmor "x": `) {
+		t.Errorf("--apparmor: %v", err)
+	}
+	if p, err := AppArmorProfile("--apparmor", ""); p != "" || err != nil {
+		t.Errorf("no profile: %q, %v", p, err)
 	}
 }
 

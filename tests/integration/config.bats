@@ -78,6 +78,33 @@ status_field() {
 	[ "$(status_field CapEff)" = 0000000020000420 ]
 }
 
+@test "config: process.apparmorProfile on a host without AppArmor fails create with the fix, as runc fails, and leaves nothing" {
+	[[ "$(cat /sys/module/apparmor/parameters/enabled 2>/dev/null)" != Y* ]] ||
+		skip "AppArmor is enabled on this host: the profile would be applied"
+	local p
+	for p in cri-containerd.apparmor.d unconfined; do
+		update_config '.process.apparmorProfile = $p' "$BUNDLE" --arg p "$p"
+		run_container true
+		[ "$status" -ne 0 ]
+		if is_runc; then
+			[[ "$output" == *"apparmor failed to apply profile"* ]]
+		else
+			[ "${#lines[@]}" -eq 1 ]
+			[[ "$output" == *"process.apparmorProfile \"$p\": AppArmor is not enabled on this host"*"leave process.apparmorProfile out"* ]]
+		fi
+		assert_nothing_left "$CID"
+	done
+
+	# exec --apparmor on the same host: the same refusal, the container
+	# untouched.
+	update_config 'del(.process.apparmorProfile)'
+	run_detached
+	runtime exec --apparmor docker-default "$CID" true
+	[ "$status" -ne 0 ]
+	is_runc || [[ "$output" == *'--apparmor "docker-default": AppArmor is not enabled on this host'* ]]
+	[ "$(container_status "$CID")" = running ]
+}
+
 @test "config: args are passed verbatim" {
 	run_container /bin/echo 'a  b' '$HOME' '"q"'
 	[ "$status" -eq 0 ]

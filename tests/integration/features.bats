@@ -54,3 +54,10 @@ teardown() {
 	jq -e '.linux.memoryPolicy.modes | length == 7 and index("MPOL_BIND") != null' <<<"$output"
 	jq -e '.linux.memoryPolicy.flags | length == 3' <<<"$output"
 }
+
+@test "features: apparmor is supported (the host's AppArmor need not be enabled), selinux is not" {
+	runtime_ok features
+	# As runc: "enabled" is the runtime's support, not the host's.
+	jq -e '.linux.apparmor.enabled == true' <<<"$output"
+	is_runc || jq -e '.linux.selinux.enabled == false' <<<"$output"
+}
