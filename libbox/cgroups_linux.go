@@ -185,16 +185,23 @@ func missingControllers(m cgroups.Manager, need []string) ([]string, error) {
 	return missing, nil
 }
 
-// cgroupHandle is a container's cgroup, reopened from its persisted paths.
+// cgroupHandle is a container's cgroup, reopened from its persisted paths
+// or made by applyCgroup (which also fills in what join needs).
 type cgroupHandle struct {
 	m cgroups.Manager
+	// Set by newCgroup, for join.
+	cg       *cgroups.Cgroup
+	need     []string
+	rootless bool
 }
 
 // applyCgroup creates the container's cgroup, moves pid (init) into it and
-// sets the limits. It returns nil and no error when the container runs
-// without a cgroup: rootless, no cgroup it may create, and no limits asked
-// for. On error the returned handle, when not nil, is for the caller to
-// destroy once pid is dead (a cgroup cannot be removed while pid is in it).
+// sets the limits; pid -1 creates it and sets the limits with no process in
+// it yet (for clone3's CLONE_INTO_CGROUP, see cgroupForClone). It returns
+// nil and no error when the container runs without a cgroup: rootless, no
+// cgroup it may create, and no limits asked for. On error the returned
+// handle, when not nil, is for the caller to destroy once pid is dead (a
+// cgroup cannot be removed while pid is in it).
 func applyCgroup(id string, cfg *Config, rootless bool, pid int, log Logger) (*cgroupHandle, error) {
 	cg, err := cgroupSpec(id, cfg, rootless)
 	if err != nil {
@@ -208,24 +215,76 @@ func applyCgroup(id string, cfg *Config, rootless bool, pid int, log Logger) (*c
 	if err != nil {
 		return nil, fmt.Errorf("cgroup: %w", err)
 	}
-	h := &cgroupHandle{m: m}
+	h := &cgroupHandle{m: m, cg: cg, need: need, rootless: rootless}
 	if err := checkCgroupUsable(m, orNop(log)); err != nil {
 		return nil, fmt.Errorf("cgroup of container %s: %w", id, err)
 	}
-	if err := m.Apply(pid); err != nil {
-		if !rootless || !(errors.Is(err, cgroups.ErrRootless) || isPermissionError(err)) {
-			return h, fmt.Errorf("create cgroup for container %s: %w", id, err)
-		}
-		if len(need) > 0 {
-			return h, rootlessCgroupError(need, m, cg, err)
-		}
-		// No cgroup, and none needed: run without one. (The manager keeps
-		// paths it never created, e.g. the skipped devices cgroup, so
-		// none of them is kept either.)
-		_ = m.Destroy()
-		return nil, nil
+	joined, err := h.join(id, pid)
+	if joined == nil {
+		return nil, err
+	}
+	if err != nil {
+		return h, err
 	}
 	return h, h.set(cg.Resources, need)
+}
+
+// join creates the cgroup if it does not exist yet and moves pid into it
+// (-1: none). It returns h, or nil when the container runs without a
+// cgroup (rootless, the cgroup cannot be made or joined, and no limits
+// need it), or h and an error.
+func (h *cgroupHandle) join(id string, pid int) (*cgroupHandle, error) {
+	err := h.m.Apply(pid)
+	if err == nil {
+		return h, nil
+	}
+	if !h.rootless || !(errors.Is(err, cgroups.ErrRootless) || isPermissionError(err)) {
+		return h, fmt.Errorf("create cgroup for container %s: %w", id, err)
+	}
+	if len(h.need) > 0 {
+		return h, rootlessCgroupError(h.need, h.m, h.cg, err)
+	}
+	// No cgroup, and none needed: run without one. (The manager keeps
+	// paths it never created, e.g. the skipped devices cgroup, so none of
+	// them is kept either.)
+	_ = h.m.Destroy()
+	return nil, nil
+}
+
+// cgroupForClone is the container's cgroup made, with its limits, before
+// init's stage exists, for clone3 to start the stage in it
+// (CLONE_INTO_CGROUP; the stage forks init there): no process is moved
+// between cgroups afterwards (a write to cgroup.procs, which takes the
+// kernel's global cgroup_threadgroup_rwsem for writing), and the stage
+// never runs outside the container's limits. It applies on a pure cgroup
+// v2 host (CLONE_INTO_CGROUP takes a cgroup2 directory; the v1 hierarchies
+// of a hybrid host would still need their moves), and not with pids.max 1:
+// the stage and init are two tasks until the stage exits.
+//
+// It returns ok false when it does not apply. Else the handle (nil: the
+// container runs without a cgroup) and the cgroup's directory, open for
+// clone3, for the caller to close; on error, a handle for the caller to
+// destroy, as applyCgroup's.
+func cgroupForClone(id string, cfg *Config, rootless bool, log Logger) (h *cgroupHandle, dir *os.File, ok bool, err error) {
+	if !cgroups.IsCgroup2UnifiedMode() {
+		return nil, nil, false, nil
+	}
+	cg, err := cgroupSpec(id, cfg, rootless)
+	if err != nil {
+		return nil, nil, true, err
+	}
+	if l := cg.Resources.PidsLimit; l != nil && *l == 1 {
+		return nil, nil, false, nil
+	}
+	h, err = applyCgroup(id, cfg, rootless, -1, log)
+	if err != nil || h == nil {
+		return h, nil, true, err
+	}
+	dir, err = os.OpenFile(h.m.Path(""), os.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return h, nil, true, fmt.Errorf("open cgroup for container %s: %w", id, err)
+	}
+	return h, dir, true, nil
 }
 
 // checkCgroupUsable looks at the container's cgroup before init joins it.

@@ -269,3 +269,61 @@ func TestApplyCgroupMissingController(t *testing.T) {
 		t.Errorf("left behind: %v", matches)
 	}
 }
+
+// TestApplyCgroupForClone: on a pure cgroup v2 host the container's cgroup
+// is made with its limits before any process is in it, and a process
+// started with CLONE_INTO_CGROUP on the directory cgroupForClone opened is
+// born in it; pids.max 1 (the stage and init are two tasks) and v1 or
+// hybrid hosts take the move after the fact instead.
+func TestApplyCgroupForClone(t *testing.T) {
+	requireCgroupfs(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	id := fmt.Sprintf("nanobox-unit-clone-%d", os.Getpid())
+	one := int64(1)
+	if _, dir, ok, err := cgroupForClone(id, &Config{CgroupsPath: "/" + id, Resources: &cgroups.Resources{PidsLimit: &one}}, false, nil); ok || dir != nil || err != nil {
+		t.Fatalf("pids.max 1: ok %v, dir %v, err %v; want the move after the fact", ok, dir, err)
+	}
+	pids := int64(16)
+	cfg := &Config{CgroupsPath: "/" + id, Resources: &cgroups.Resources{PidsLimit: &pids}}
+	h, dir, ok, err := cgroupForClone(id, cfg, false, nil)
+	if h != nil {
+		defer h.destroyBestEffort()
+	}
+	if dir != nil {
+		defer dir.Close()
+	}
+	if !cgroups.IsCgroup2UnifiedMode() {
+		if ok || h != nil || dir != nil || err != nil {
+			t.Fatalf("not a pure cgroup v2 host: ok %v, handle %v, dir %v, err %v; want nothing done", ok, h, dir, err)
+		}
+		return
+	}
+	if err != nil || !ok || h == nil || dir == nil {
+		t.Fatalf("cgroupForClone: ok %v, handle %v, dir %v, err %v", ok, h, dir, err)
+	}
+	path := h.m.Path("")
+	for file, want := range map[string]string{"pids.max": "16", "cgroup.procs": ""} {
+		b, err := os.ReadFile(filepath.Join(path, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(string(b)); got != want {
+			t.Errorf("%s before any process: %q, want %q", file, got, want)
+		}
+	}
+	cmd := exec.Command("sleep", "60")
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(dir.Fd())}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("clone3 CLONE_INTO_CGROUP on the cgroup's directory: %v", err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	b, err := os.ReadFile(filepath.Join(path, "cgroup.procs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(b)); got != fmt.Sprint(cmd.Process.Pid) {
+		t.Fatalf("cgroup.procs after the clone: %q, want %d", got, cmd.Process.Pid)
+	}
+}

@@ -598,11 +598,28 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	sp.usermap = func(stagePid int) error { return writeIDMaps(stagePid, cfg, r.Rootless) }
 	sp.log = opts.Log
 
-	child, err := sp.start()
+	// On a pure cgroup v2 host the cgroup is made, with its limits, before
+	// init: the stage is started in it (see cgroupForClone).
+	early, cgDir, cgDone, err := cgroupForClone(id, cfg, r.Rootless, opts.Log)
+	if cgDir != nil {
+		defer cgDir.Close()
+		sp.cgroup = cgDir
+	}
 	if err != nil {
+		if early != nil {
+			early.destroyBestEffort()
+		}
 		return nil, err
 	}
-	p := &initProcess{spawned: child, created: time.Now().UTC(), owner: ownerName()}
+	child, err := sp.start()
+	if err != nil {
+		if early != nil {
+			// Nothing is in it: the stage and what it forked are dead.
+			early.destroyBestEffort()
+		}
+		return nil, err
+	}
+	p := &initProcess{spawned: child, created: time.Now().UTC(), owner: ownerName(), cgroup: early}
 	defer func() {
 		if retErr == nil {
 			p.reap()
@@ -619,8 +636,17 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 
 	// init unshares its cgroup namespace as soon as it has the config, so
 	// it must be in its cgroup (limits set) before the config is sent.
-	if p.cgroup, err = applyCgroup(id, cfg, r.Rootless, p.pid, opts.Log); err != nil {
-		return nil, err
+	switch {
+	case child.inCgroup:
+	case early != nil:
+		// clone3 could not start the stage in the cgroup: move init.
+		if p.cgroup, err = early.join(id, p.pid); err != nil {
+			return nil, err
+		}
+	case !cgDone:
+		if p.cgroup, err = applyCgroup(id, cfg, r.Rootless, p.pid, opts.Log); err != nil {
+			return nil, err
+		}
 	}
 
 	srcs, err := openMountSources(cfg, r.Rootless, p.pid)

@@ -39,6 +39,12 @@ type spawnSpec struct {
 	usermap func(stagePid int) error
 	// log receives what the forked process logs (syncLog).
 	log Logger
+	// cgroup, when not nil, is a cgroup v2 directory to start the stage
+	// in (clone3 CLONE_INTO_CGROUP): the process it forks is born there.
+	// When clone3 cannot do it (an older kernel, or a seccomp filter
+	// around the runtime that refuses clone3), the stage starts where the
+	// runtime is, and spawned.inCgroup says which happened.
+	cgroup *os.File
 }
 
 // newSpawnSpec starts an fd table: 0, 1, 2 are stdin, stdout and stderr
@@ -75,6 +81,8 @@ type spawned struct {
 	pid       int
 	startTime uint64
 	log       Logger
+	// inCgroup: the stage was started in spawnSpec.cgroup.
+	inCgroup bool
 }
 
 // start runs the child and reads the stage's replies up to the forked
@@ -101,7 +109,23 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 		initGODEBUG,
 	}
 	p.stage, err = startPinned(s.affinity, func() (*os.Process, error) {
-		return os.StartProcess("/proc/self/fd/"+strconv.Itoa(p.exeFd), []string{"nanobox-runc", "init"}, &os.ProcAttr{
+		exe, argv := "/proc/self/fd/"+strconv.Itoa(p.exeFd), []string{"nanobox-runc", "init"}
+		if s.cgroup != nil {
+			proc, err := os.StartProcess(exe, argv, &os.ProcAttr{
+				Env:   env,
+				Files: s.files,
+				Sys:   &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(s.cgroup.Fd())},
+			})
+			if err == nil {
+				p.inCgroup = true
+				return proc, nil
+			}
+			// No process was made: start it the usual way, and the
+			// caller moves it (whose checks then decide, as without
+			// clone3: a refused move is the same error there).
+			p.log.Debugf("clone3 into the container's cgroup: %v; starting the init stage outside it", err)
+		}
+		return os.StartProcess(exe, argv, &os.ProcAttr{
 			Env:   env,
 			Files: s.files,
 			Sys:   &syscall.SysProcAttr{},
