@@ -348,7 +348,8 @@ cleanup_cgroup() {
 	runtime run -d -b "$BUNDLE" "$CID"
 	local st=$status out=$output
 	runtime delete --force "$CID"
-	kill -9 "$squatter"
+	# delete --force kills every process of the cgroup (v2), the squatter too.
+	kill -9 "$squatter" 2>/dev/null || true
 	wait "$squatter" 2>/dev/null || true
 	cleanup_cgroup
 	[ "$st" -eq 0 ]
