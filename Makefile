@@ -11,12 +11,13 @@ TESTS ?= tests/integration
 
 export RUNTIME
 
-.PHONY: all help build install uninstall recvtty test unit integration integration-root \
+.PHONY: all help deps build install uninstall recvtty test unit integration integration-root \
 	integration-rootless bench lint clean demo demo-bundle test-clients
 
 all: build
 
 help:
+	@echo "make deps                  check Go, install the C toolchain and libseccomp if missing (root)"
 	@echo "make build                 build ./$(BINARY)"
 	@echo "make install               build and install it as $(BINDIR)/$(BINARY) (root; PREFIX=, BINDIR=, DESTDIR=)"
 	@echo "make test                  unit tests, then the integration suites rootful and rootless"
@@ -53,6 +54,12 @@ GO_BUILD_TAGS ?= urfave_cli_no_docs osusergo netgo
 GO_LDFLAGS ?= -w -linkmode=external -extldflags=-static
 GO_BUILDFLAGS = -trimpath -tags '$(GO_BUILD_TAGS)' -ldflags '$(GO_LDFLAGS) -X main.gitCommit=$(GIT_COMMIT)'
 export GO_BUILDFLAGS
+
+# What build needs: Go 1.26 (checked), gcc, libc6-dev, pkg-config and
+# libseccomp-dev (installed when missing, as root). demo runs it first,
+# so that one command does the set-up on a fresh machine.
+deps:
+	@GO=$(GO) scripts/deps.sh
 
 build:
 	$(GO) build $(GO_BUILDFLAGS) -o $(BINARY) .
@@ -130,7 +137,8 @@ clean:
 
 # The README's first command: build, and run a program in a sandbox with
 # no bundle and no image.
-demo: build
+demo: deps
+	@$(MAKE) --no-print-directory build
 	./$(BINARY) sandbox -- sh -c 'echo hello from the sandbox; echo "uid $$(id -u) on $$(hostname), pid $$$$, network: $$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " ")"'
 
 # The same through an OCI bundle: install what is missing, build, make a
