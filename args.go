@@ -96,6 +96,5 @@ func takesValue(flags []cli.Flag, a string) bool {
 	if f == nil || strings.Contains(a, "=") {
 		return false
 	}
-	_, isBool := f.(*cli.BoolFlag)
-	return !isBool && f != cli.HelpFlag && f != cli.VersionFlag
+	return !isBoolFlag(f) && f != cli.HelpFlag && f != cli.VersionFlag
 }

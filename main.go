@@ -48,7 +48,7 @@ func main() {
 
 func newApp() *cli.App {
 	cli.VersionPrinter = func(c *cli.Context) { printVersion(c.App.Writer) }
-	return &cli.App{
+	return withNamedFlags(&cli.App{
 		Name:    "nanobox-runc",
 		Usage:   usage,
 		Version: version,
@@ -87,7 +87,7 @@ func newApp() *cli.App {
 		},
 		// Errors are printed once, by fatal, in runc's format.
 		ExitErrHandler: func(*cli.Context, error) {},
-	}
+	})
 }
 
 // printVersion prints what runc's --version prints: the version, the
