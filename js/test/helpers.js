@@ -53,13 +53,22 @@ export function tempDir(t, prefix = "nanobox-js-") {
 }
 
 /**
+ * What a state root holds besides the compiled seccomp filters the runtime
+ * keeps there on purpose (.seccomp-HASH): what a sandbox that leaves
+ * nothing behind must leave empty.
+ */
+export function stateLeft(root) {
+  return readdirSync(root).filter((n) => !/^\.seccomp-[0-9a-f]{64}$/.test(n));
+}
+
+/**
  * A state root of the test's own; the test fails if a sandbox's state
  * directory is left in it.
  */
 export function stateRoot(t) {
   const d = mkdtempSync(join(tmpdir(), "nanobox-js-state-"));
   t.after(() => {
-    const left = readdirSync(d);
+    const left = stateLeft(d);
     rmSync(d, { recursive: true, force: true });
     assert.deepEqual(left, [], `sandbox state left behind: ${left}`);
   });

@@ -4,10 +4,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn as spawnProcess } from "node:child_process";
-import { mkdirSync, openSync, closeSync, readFileSync, readdirSync } from "node:fs";
+import { mkdirSync, openSync, closeSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { eventually, PATH, REPO, running, SKIP, stateRoot, tempDir } from "./helpers.js";
+import { eventually, PATH, REPO, running, SKIP, stateLeft, stateRoot, tempDir } from "./helpers.js";
 import { NanoboxError, ProgramNotFoundError, Sandbox } from "../src/index.js";
 
 const sandbox = (t) => Sandbox.builder().stateRoot(stateRoot(t)).env("PATH", PATH).build();
@@ -121,5 +121,5 @@ test("no sandbox outlives this process", { skip: SKIP }, async (t) => {
     p.kill("SIGKILL");
   }
   await eventually(() => !running(`^sleep ${mark}$`), "the sandbox ends with the program that spawned it");
-  await eventually(() => readdirSync(st).length === 0, "the sandbox's state removed");
+  await eventually(() => stateLeft(st).length === 0, "the sandbox's state removed");
 });

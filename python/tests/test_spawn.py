@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import eventually, running
+from conftest import eventually, running, state_left
 from nanobox import DEVNULL, PIPE, Child, ProgramNotFoundError, SandboxBuilder
 
 PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -162,6 +162,6 @@ child.wait()
     while subprocess.run(["pgrep", "-f", f"^sleep {mark}$"], stdout=subprocess.DEVNULL).returncode == 0:
         assert time.monotonic() < deadline, "the sandbox outlived the program that spawned it"
         time.sleep(0.05)
-    while os.listdir(tmp_path / "st"):
-        assert time.monotonic() < deadline, f"state left: {os.listdir(tmp_path / 'st')}"
+    while state_left(tmp_path / "st"):
+        assert time.monotonic() < deadline, f"state left: {state_left(tmp_path / 'st')}"
         time.sleep(0.05)
