@@ -3,10 +3,12 @@ and set-up errors."""
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -132,6 +134,26 @@ def test_pty(builder: SandboxBuilder) -> None:
         r = child.wait_with_output()
     assert b"still-10\r\n" in r.stdout_bytes and b"after-9" not in r.stdout_bytes
     assert r.exit_code == 7 and r.status == "exited", r.stdout
+
+
+def test_pty_spawn_failure_leaves_nothing(builder: SandboxBuilder, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A pty spawn whose runtime cannot be started raises the cause and
+    leaves neither end of the pty nor the options' temporary directory."""
+    sb = builder.build()
+    tmp = tmp_path / "inv"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    fds = sorted(os.listdir("/proc/self/fd"))
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EAGAIN, "no process for the runtime")
+
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    with pytest.raises(OSError, match="no process for the runtime"):
+        sb.spawn("sh", pty=True)
+    assert sorted(os.listdir("/proc/self/fd")) == fds
+    assert os.listdir(tmp) == []
 
 
 def test_the_sandbox_ends_with_this_process(builder: SandboxBuilder, tmp_path: Path) -> None:

@@ -126,23 +126,10 @@ async def spawn(sb: "Sandbox", argv: Sequence[str], stdin: "Stdio", stdout: "Std
 
 
 async def spawn_pty(sb: "Sandbox", argv: Sequence[str], rows: int, cols: int) -> "AsyncChild":
-    from .sandbox import _open_pty
+    from .sandbox import _pty_invocation
 
-    master, slave = _open_pty(rows, cols)
-    try:
-        inv = _runtime.Invocation(sb.binary, sb._options, argv, ["--tty"])
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *inv.argv, stdin=slave, stdout=slave, stderr=slave, start_new_session=True
-            )
-        except BaseException:
-            inv.cleanup()
-            raise
-    except BaseException:
-        os.close(master)
-        raise
-    finally:
-        os.close(slave)
+    with _pty_invocation(sb, argv, rows, cols) as (master, slave, inv):
+        proc = await asyncio.create_subprocess_exec(*inv.argv, stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
     return AsyncChild(proc, inv, _runtime.output_cap(sb._options)[0], AsyncPty(master))
 
 

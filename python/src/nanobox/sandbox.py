@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import errno
 import fcntl
@@ -16,7 +17,7 @@ import time
 import tty
 import weakref
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Tuple, Union, cast
+from typing import IO, TYPE_CHECKING, Any, Dict, Iterator, Mapping, Optional, Sequence, Tuple, Union, cast
 
 from . import _runtime
 from .errors import NanoboxError
@@ -256,19 +257,8 @@ class Sandbox:
         # it to its own stdin and stdout: here, a pty of this process's, so
         # that the runtime reads the window size from it (at start, and on
         # SIGWINCH: resize).
-        master, slave = _open_pty(rows, cols)
-        try:
-            inv = _runtime.Invocation(self._binary, self._options, argv, ["--tty"])
-            try:
-                proc = subprocess.Popen(inv.argv, stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
-            except BaseException:
-                inv.cleanup()
-                raise
-        except BaseException:
-            os.close(master)
-            raise
-        finally:
-            os.close(slave)
+        with _pty_invocation(self, argv, rows, cols) as (master, slave, inv):
+            proc = subprocess.Popen(inv.argv, stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
         return Child(proc, inv, self._options, pty_master=master)
 
     async def run_async(
@@ -440,6 +430,26 @@ def _open_pty(rows: int, cols: int) -> Tuple[int, int]:
         os.close(slave)
         raise
     return master, slave
+
+
+@contextlib.contextmanager
+def _pty_invocation(sb: "Sandbox", argv: Sequence[str], rows: int, cols: int) -> Iterator[Tuple[int, int, _runtime.Invocation]]:
+    """The pty and the --tty invocation a spawn with pty starts the runtime
+    with, on the slave: (master, slave, inv). The slave is closed when the
+    block ends (the runtime has its own); if the block raises, the master
+    and the invocation's files go too. Shared by spawn and spawn_async."""
+    master, slave = _open_pty(rows, cols)
+    inv: Optional[_runtime.Invocation] = None
+    try:
+        inv = _runtime.Invocation(sb.binary, sb._options, argv, ["--tty"])
+        yield master, slave, inv
+    except BaseException:
+        if inv is not None:
+            inv.cleanup()
+        os.close(master)
+        raise
+    finally:
+        os.close(slave)
 
 
 def _pty_size(pty: Union[bool, Tuple[int, int]]) -> Tuple[int, int]:
