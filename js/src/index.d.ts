@@ -284,14 +284,7 @@ export declare class SandboxBuilder {
   allowPrivateTargets(): this;
   addHost(name: string, address: string): this;
   seccomp(profile: "default" | "strict" | "none" | SeccompFilterJSON | { profile: SeccompFilterJSON }): this;
-  landlock(policy?: {
-    readOnly?: string[];
-    readWrite?: string[];
-    restrictNetwork?: boolean;
-    allowBind?: number[];
-    allowConnect?: number[];
-    required?: boolean;
-  }): this;
+  landlock(policy?: LandlockJSON): this;
   hostIds(uid: number, gid: number): this;
   stateRoot(path: string): this;
   binary(path: string): this;
