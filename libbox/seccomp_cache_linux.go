@@ -26,7 +26,10 @@ import (
 // The files are trusted as the rest of the state root is (state.json
 // holds the whole config, seccomp profile included, that exec applies):
 // the root is the runtime's own directory, mode 0700 or 0711, and a file
-// is used only when its checksum matches, so a torn write is recompiled.
+// is used only when its checksum (over its key and its instructions)
+// matches and the program tests this machine's architecture first, so a
+// torn write, a file moved under another profile's name or one made for
+// another architecture is recompiled.
 
 // seccompCachePrefix names the cache files in the state root: files, so
 // that List and the sandbox sweep (which look at directories) skip them.
@@ -81,7 +84,7 @@ func compileSeccompCached(root string, s *Seccomp) (*seccompProgram, error) {
 	}
 	path := filepath.Join(root, seccompCachePrefix+key)
 	if b, err := os.ReadFile(path); err == nil {
-		if filter, ok := decodeSeccompCache(b); ok {
+		if filter, ok := decodeSeccompCache(key, b); ok {
 			return seccompFromFilter(s, filter)
 		}
 	}
@@ -90,7 +93,7 @@ func compileSeccompCached(root string, s *Seccomp) (*seccompProgram, error) {
 	if err != nil {
 		return nil, err
 	}
-	writeSeccompCache(root, path, p.filter)
+	writeSeccompCache(root, key, p.filter)
 	return p, nil
 }
 
@@ -136,20 +139,55 @@ func decodeSeccompFilter(b []byte) ([]unix.SockFilter, error) {
 	return filter, nil
 }
 
-// A cache file is the SHA-256 of the instructions, then the instructions.
-func decodeSeccompCache(b []byte) ([]unix.SockFilter, bool) {
-	if len(b) < sha256.Size {
-		return nil, false
-	}
-	sum := sha256.Sum256(b[sha256.Size:])
-	if !bytes.Equal(sum[:], b[:sha256.Size]) {
+// seccompCacheSum is the checksum a cache file starts with: the SHA-256
+// of its key and its instructions, so that a file is good only under the
+// name it was written to.
+func seccompCacheSum(key string, prog []byte) []byte {
+	h := sha256.New()
+	h.Write([]byte(key))
+	h.Write(prog)
+	return h.Sum(nil)
+}
+
+// A cache file is seccompCacheSum, then the instructions.
+func decodeSeccompCache(key string, b []byte) ([]unix.SockFilter, bool) {
+	if len(b) < sha256.Size || !bytes.Equal(seccompCacheSum(key, b[sha256.Size:]), b[:sha256.Size]) {
 		return nil, false
 	}
 	filter, err := decodeSeccompFilter(b[sha256.Size:])
-	return filter, err == nil
+	return filter, err == nil && testsNativeArch(filter)
 }
 
-func writeSeccompCache(root, path string, filter []unix.SockFilter) {
+// testsNativeArch reports whether filter starts as every program of
+// libseccomp does: seccomp_data.arch loaded, then compared with this
+// machine's architecture among the first tests. A program made for
+// another architecture fails it (its syscall numbers are not this one's).
+func testsNativeArch(filter []unix.SockFilter) bool {
+	native, err := libseccomp.GetNativeArch()
+	if err != nil {
+		return false
+	}
+	audit, ok := auditArches[native]
+	if !ok {
+		// An architecture the table lacks: the key (uname's machine)
+		// is then the only check.
+		return true
+	}
+	if len(filter) < 2 || filter[0] != (unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 4}) {
+		return false
+	}
+	for _, in := range filter[1:] {
+		if in.Code != unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K {
+			return false
+		}
+		if in.K == audit {
+			return true
+		}
+	}
+	return false
+}
+
+func writeSeccompCache(root, key string, filter []unix.SockFilter) {
 	if ents, err := os.ReadDir(root); err == nil {
 		var old []string
 		for _, e := range ents {
@@ -164,17 +202,17 @@ func writeSeccompCache(root, path string, filter []unix.SockFilter) {
 		}
 	}
 	prog := encodeSeccompFilter(filter)
-	sum := sha256.Sum256(prog)
+	sum := seccompCacheSum(key, prog)
 	f, err := os.CreateTemp(root, ".seccomp-tmp-*")
 	if err != nil {
 		return
 	}
-	_, err = f.Write(append(sum[:], prog...))
+	_, err = f.Write(append(sum, prog...))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), path)
+		err = os.Rename(f.Name(), filepath.Join(root, seccompCachePrefix+key))
 	}
 	if err != nil {
 		_ = os.Remove(f.Name())

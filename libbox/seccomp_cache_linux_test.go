@@ -7,13 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	libseccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
 )
 
 // TestSeccompCache: what the cache returns is exactly what compileSeccomp
 // makes (the instructions, the flags, the listener), the second time
 // without compiling; a changed profile is another entry; a torn or altered
-// file is compiled again and rewritten; instructions survive the trip to
+// file, another profile's file under its name or a program for another
+// architecture is compiled again and rewritten; instructions survive the trip to
 // init (encode, decode); a profile init would refuse is refused on a hit.
 func TestSeccompCache(t *testing.T) {
 	def, err := parseSeccompDefault()
@@ -91,6 +93,67 @@ func TestSeccompCache(t *testing.T) {
 	}
 	if got, err := compileSeccompCached(root, s); err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("torn cache file: err %v, equal %v", err, reflect.DeepEqual(got, want))
+	}
+
+	// A good file of another profile moved under this profile's name is
+	// not used: the checksum covers the key.
+	defKey, err := seccompCacheKey(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved, err := os.ReadFile(filepath.Join(root, seccompCachePrefix+defKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, moved, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n = seccompCompiles
+	if got, err := compileSeccompCached(root, s); err != nil || !reflect.DeepEqual(got, want) || seccompCompiles != n+1 {
+		t.Fatalf("another profile's file under this name: err %v, equal %v, compiles %d; want it compiled again", err, reflect.DeepEqual(got, want), seccompCompiles-n)
+	}
+
+	// A program for another architecture, its checksum made right, is not
+	// used either.
+	native, err := libseccomp.GetNativeArch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit, known := auditArches[native]
+	if !known {
+		t.Logf("skipping the wrong-architecture check: no AUDIT_ARCH for %s", native)
+	} else {
+		foreign := append([]unix.SockFilter(nil), want.filter...)
+		swapped := false
+		for i := range foreign {
+			if foreign[i].Code == unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K && foreign[i].K == audit {
+				foreign[i].K = unix.AUDIT_ARCH_S390X
+				if audit == unix.AUDIT_ARCH_S390X {
+					foreign[i].K = unix.AUDIT_ARCH_X86_64
+				}
+				swapped = true
+			}
+		}
+		if !swapped {
+			t.Fatalf("the program of %s never tests its architecture %#x", native, audit)
+		}
+		prog := encodeSeccompFilter(foreign)
+		if err := os.WriteFile(path, append(seccompCacheSum(key, prog), prog...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := decodeSeccompCache(key, append(seccompCacheSum(key, prog), prog...)); ok {
+			t.Error("a program for another architecture passes decodeSeccompCache")
+		}
+		n = seccompCompiles
+		if got, err := compileSeccompCached(root, s); err != nil || !reflect.DeepEqual(got, want) || seccompCompiles != n+1 {
+			t.Fatalf("another architecture's program: err %v, equal %v, compiles %d; want it compiled again", err, reflect.DeepEqual(got, want), seccompCompiles-n)
+		}
+	}
+	// What the cache wrote itself is still good.
+	if b, err := os.ReadFile(path); err != nil {
+		t.Fatal(err)
+	} else if _, ok := decodeSeccompCache(key, b); !ok {
+		t.Error("the rewritten cache file is refused")
 	}
 
 	// A change of the profile is another key.
