@@ -1,7 +1,6 @@
 package libbox
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -205,7 +204,8 @@ func addSeccompRule(filter *libseccomp.ScmpFilter, defAct libseccomp.ScmpAction,
 }
 
 // exportBPF has libseccomp write the program into a memfd (the in-memory
-// export is libseccomp 2.6) and reads it back as sock_filter instructions.
+// export is libseccomp 2.6) and reads it back as sock_filter instructions
+// (decodeSeccompFilter, as init reads the ones the runtime sends).
 func exportBPF(filter *libseccomp.ScmpFilter) ([]unix.SockFilter, error) {
 	fd, err := unix.MemfdCreate("seccomp-bpf", unix.MFD_CLOEXEC)
 	if err != nil {
@@ -230,17 +230,7 @@ func exportBPF(filter *libseccomp.ScmpFilter) ([]unix.SockFilter, error) {
 	if len(raw)/insnSize > unix.BPF_MAXINSNS {
 		return nil, fmt.Errorf("the filter has %d instructions, more than the kernel's %d: use fewer rules", len(raw)/insnSize, unix.BPF_MAXINSNS)
 	}
-	prog := make([]unix.SockFilter, len(raw)/insnSize)
-	for i := range prog {
-		b := raw[i*insnSize:]
-		prog[i] = unix.SockFilter{
-			Code: binary.NativeEndian.Uint16(b[0:2]),
-			Jt:   b[2],
-			Jf:   b[3],
-			K:    binary.NativeEndian.Uint32(b[4:8]),
-		}
-	}
-	return prog, nil
+	return decodeSeccompFilter(raw)
 }
 
 // install loads the filter on the calling thread (which must be the one
