@@ -585,9 +585,20 @@ func sandboxNetworkFlags(c *cli.Context, n *libbox.Network) error {
 	if c.Bool("allow-private-targets") {
 		n.AllowPrivateTargets = true
 	}
+	if err := addHosts(n, hosts); err != nil {
+		return err
+	}
+	n.OnDenied = func(d libbox.Denial) {
+		logrus.Warnf("network: denied %s", libbox.DescribeDenial(d))
+	}
+	return nil
+}
+
+// addHosts adds the --add-host NAME:ADDR values to n.Hosts. Names have
+// no colon: the first one ends the name (ADDR may be an IPv6 address,
+// bracketed or not).
+func addHosts(n *libbox.Network, hosts []string) error {
 	for _, h := range hosts {
-		// Names have no colon: the first one ends the name (ADDR may be
-		// an IPv6 address, bracketed or not).
 		name, addr, ok := strings.Cut(h, ":")
 		if !ok || name == "" || addr == "" {
 			return fmt.Errorf("--add-host %q: want NAME:ADDR", h)
@@ -596,9 +607,6 @@ func sandboxNetworkFlags(c *cli.Context, n *libbox.Network) error {
 			n.Hosts = map[string]string{}
 		}
 		n.Hosts[name] = strings.Trim(addr, "[]")
-	}
-	n.OnDenied = func(d libbox.Denial) {
-		logrus.Warnf("network: denied %s", libbox.DescribeDenial(d))
 	}
 	return nil
 }

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/nanobox-sandbox/nanobox-runc/libbox"
@@ -41,15 +38,8 @@ func updateNetwork(c *cli.Context, ctr *libbox.Container) error {
 	if c.IsSet("allow-private-targets") {
 		n.AllowPrivateTargets = c.Bool("allow-private-targets")
 	}
-	for _, h := range multi(c, "add-host") {
-		name, addr, ok := strings.Cut(h, ":")
-		if !ok || name == "" || addr == "" {
-			return fmt.Errorf("--add-host %q: want NAME:ADDR", h)
-		}
-		if n.Hosts == nil {
-			n.Hosts = map[string]string{}
-		}
-		n.Hosts[name] = strings.Trim(addr, "[]")
+	if err := addHosts(&n, multi(c, "add-host")); err != nil {
+		return err
 	}
 	return ctr.SetNetwork(n)
 }
