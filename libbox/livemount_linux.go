@@ -124,32 +124,16 @@ func readLiveMounts(dir string) ([]LiveMount, error) {
 	return ms, nil
 }
 
-// writeLiveMounts stores the list as writeState stores state.json: a temp
-// file, fsynced, renamed.
+// writeLiveMounts stores the list atomically (see writeFileAtomic).
 func writeLiveMounts(dir string, ms []LiveMount) error {
 	b, err := json.Marshal(ms)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", liveMountsFile, err)
 	}
-	f, err := os.CreateTemp(dir, ".mounts-*.json")
-	if err != nil {
+	if err := writeFileAtomic(dir, liveMountsFile, b); err != nil {
 		return fmt.Errorf("write %s: %w", liveMountsFile, err)
 	}
-	tmp := f.Name()
-	if _, err = f.Write(b); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, liveMountsFile))
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", liveMountsFile, err)
-	}
-	return syncDir(dir)
+	return nil
 }
 
 // checkLiveTarget checks a destination's form.

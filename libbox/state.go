@@ -78,17 +78,25 @@ func idChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c >= '+' && c <= '.'
 }
 
-// writeState stores st atomically: a temp file in the same directory,
-// fsynced, renamed over state.json (never rewritten in place), and the
-// directory fsynced so that the rename itself survives a crash.
+// writeState stores st atomically (see writeFileAtomic).
 func writeState(dir string, st *persisted) error {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
-	f, err := os.CreateTemp(dir, ".state-*.json")
-	if err != nil {
+	if err := writeFileAtomic(dir, stateFile, b); err != nil {
 		return fmt.Errorf("write state: %w", err)
+	}
+	return nil
+}
+
+// writeFileAtomic stores b as dir/name: a temp file in the same directory,
+// fsynced, renamed over name (never rewritten in place), and the directory
+// fsynced so that the rename itself survives a crash.
+func writeFileAtomic(dir, name string, b []byte) error {
+	f, err := os.CreateTemp(dir, "."+name+"-*")
+	if err != nil {
+		return err
 	}
 	tmp := f.Name()
 	if _, err = f.Write(b); err == nil {
@@ -98,16 +106,13 @@ func writeState(dir string, st *persisted) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, stateFile))
+		err = os.Rename(tmp, filepath.Join(dir, name))
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
-		return fmt.Errorf("write state: %w", err)
+		return err
 	}
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("write state: %w", err)
-	}
-	return nil
+	return syncDir(dir)
 }
 
 // syncDir fsyncs a directory: what makes a rename in it durable. A
