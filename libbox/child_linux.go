@@ -50,7 +50,7 @@ type Child struct {
 	Stderr io.ReadCloser
 
 	cio   *childIO
-	proc  childProc
+	in    *instance // the program's: its pidfd is what Signal signals
 	pid   int
 	pidfd int
 
@@ -61,13 +61,6 @@ type Child struct {
 	waited  bool
 	killReq chan struct{}
 	killed  sync.Once
-}
-
-// childProc is what differs between a spawned sandbox and an exec'd
-// process: how it is signalled and killed.
-type childProc interface {
-	signal(sig unix.Signal) error
-	kill()
 }
 
 // Pid is the program's pid in the caller's pid namespace.
@@ -91,7 +84,10 @@ func (c *Child) Signal(sig os.Signal) error {
 		return fmt.Errorf("signal %v: %w", sig, os.ErrProcessDone)
 	default:
 	}
-	return c.proc.signal(s)
+	if err := unix.PidfdSendSignal(c.in.pidfd, s, nil, 0); err != nil {
+		return fmt.Errorf("signal %v: %w", sig, err)
+	}
+	return nil
 }
 
 // Kill kills the program and everything it started: for a spawned program
@@ -272,7 +268,7 @@ func (s *Sandbox) keepSpawned(ctx context.Context, args []string, c *Child, star
 		started <- err
 		return
 	}
-	c.proc = sandboxProc{in}
+	c.in = in
 	in.killReq = c.killReq
 	cio.startStreams()
 	started <- nil
@@ -293,18 +289,6 @@ func (s *Sandbox) keepSpawned(ctx context.Context, args []string, c *Child, star
 	}
 	c.finish(res, werr)
 }
-
-// sandboxProc is a spawned sandbox's init.
-type sandboxProc struct{ in *instance }
-
-func (p sandboxProc) signal(sig unix.Signal) error {
-	if err := unix.PidfdSendSignal(p.in.pidfd, sig, nil, 0); err != nil {
-		return fmt.Errorf("signal %v: %w", sig, err)
-	}
-	return nil
-}
-
-func (p sandboxProc) kill() { p.in.kill() }
 
 // childIO is a child's stdio: the files the program gets, and the caller's
 // ends.

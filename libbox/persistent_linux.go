@@ -358,7 +358,7 @@ func (s *Sandbox) Exec(ctx context.Context, name string, args []string, stdio St
 	if c.pidfd, err = unix.FcntlInt(uintptr(pidfd), unix.F_DUPFD_CLOEXEC, 3); err != nil {
 		c.pidfd = -1
 	}
-	c.proc = execProc{ex}
+	c.in = ex
 	cio.startStreams()
 	go ses.superviseExec(ctx, ex, c)
 	return c, nil
@@ -394,18 +394,6 @@ func (ses *session) superviseExec(ctx context.Context, ex *instance, c *Child) {
 	}
 	c.finish(res, err)
 }
-
-// execProc is a process exec'd in a persistent sandbox.
-type execProc struct{ in *instance }
-
-func (p execProc) signal(sig unix.Signal) error {
-	if err := unix.PidfdSendSignal(p.in.pidfd, sig, nil, 0); err != nil {
-		return fmt.Errorf("signal %v: %w", sig, err)
-	}
-	return nil
-}
-
-func (p execProc) kill() { p.in.kill() }
 
 // killTree kills leader, a child subreaper, and every descendant of it.
 // They are stopped first, walk after walk until a walk finds no new one:
