@@ -174,14 +174,9 @@ func (p *Pool) keep() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	s := p.sb
-	capacity := s.opts.Limits.Output
-	kill := capacity != 0
-	if !kill {
-		capacity = DefaultOutputCap
-	}
-	out := newOutputCap(capacity, kill)
 	var stdout, stderr bytes.Buffer
-	rio := runIO{stdout: out.writer(&stdout), stderr: out.writer(&stderr), out: out}
+	rio := s.bufferedIO(&stdout, &stderr)
+	out := rio.out
 	in, err := s.create(nil, &rio)
 	w := &pooled{err: err, runs: make(chan poolRun, 1)}
 	if err != nil {

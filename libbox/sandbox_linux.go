@@ -326,22 +326,25 @@ func ownerAlive(owner string) bool {
 // The program's stdin is /dev/null; stdout and stderr are kept in memory,
 // bounded by Limits.Output (or DefaultOutputCap).
 func (s *Sandbox) Run(ctx context.Context, name string, args ...string) (*Result, error) {
-	capacity := s.opts.Limits.Output
-	kill := capacity != 0
-	if !kill {
-		capacity = DefaultOutputCap
-	}
-	out := newOutputCap(capacity, kill)
 	var stdout, stderr bytes.Buffer
-	res, err := s.run(ctx, append([]string{name}, args...), runIO{
-		stdout: out.writer(&stdout),
-		stderr: out.writer(&stderr),
-		out:    out,
-	})
+	res, err := s.run(ctx, append([]string{name}, args...), s.bufferedIO(&stdout, &stderr))
 	if res != nil {
 		res.Stdout, res.Stderr = stdout.Bytes(), stderr.Bytes()
 	}
 	return res, err
+}
+
+// bufferedIO keeps a program's stdout and stderr in memory: at most
+// Limits.Output bytes together, the program killed past it, or without a
+// limit DefaultOutputCap bytes, the rest dropped and the result marked
+// truncated.
+func (s *Sandbox) bufferedIO(stdout, stderr *bytes.Buffer) runIO {
+	capacity, kill := s.opts.Limits.Output, true
+	if capacity == 0 {
+		capacity, kill = DefaultOutputCap, false
+	}
+	out := newOutputCap(capacity, kill)
+	return runIO{stdout: out.writer(stdout), stderr: out.writer(stderr), out: out}
 }
 
 // RunAttached is Run with the caller's own files as the program's stdio,
