@@ -29,7 +29,7 @@ if [[ "${CGROUP2_VM:-}" != 1 ]]; then
 	rm -rf "$bin/busybox-rootfs"
 	bash -c 'source tests/integration/helpers.bash && build_busybox_rootfs "$1"' _ "$bin/busybox-rootfs"
 	export NANOBOX_HOST_BUSYBOX=$bin/busybox-rootfs
-	exec scripts/cgroup2-vm --mem 2G --cpus 2 --timeout "${CGROUP2_VM_TIMEOUT:-1500}" -- scripts/test-cgroup2.sh "$@"
+	exec scripts/cgroup2-vm --mem 2G --cpus 2 --timeout "${CGROUP2_VM_TIMEOUT:-3000}" -- scripts/test-cgroup2.sh "$@"
 fi
 
 # ---- in the VM, as root
