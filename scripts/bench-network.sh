@@ -7,8 +7,9 @@
 #     absolute URL and with CONNECT, and the transparent relay) runs at 80%
 #     or more of a direct one (the sandbox with the host's network), from
 #     the same local server, median of BENCH_NET_RUNS (5) downloads of
-#     BENCH_NET_BYTES (512 MiB) with curl. Every path through the allowlist
-#     is relayed in user space (two TCP connections, spliced).
+#     BENCH_NET_BYTES (512 MiB) with curl, the paths taking turns. Every
+#     path through the allowlist is relayed in user space (two TCP
+#     connections, spliced).
 #   - the same downloads with the server, the runtime (and so its relay)
 #     and curl all on one CPU: this ratio is the relay's cost in CPU time
 #     per byte, which does not depend on how many cores are idle (with
@@ -42,27 +43,32 @@ coproc SERVER { exec "$work/netbench"; }
 server_pid=$SERVER_PID
 read -r port <&"${SERVER[0]}"
 url_path="/big?bytes=$bytes"
-# dl NAME SANDBOX-FLAGS... -- CURL-ARGS: median download speed, bytes/s.
+# dl SANDBOX-FLAGS... -- CURL-ARGS: one download's speed, bytes/s.
 dl() {
-	local name=$1 i speeds=()
-	shift
-	local flags=() curl=()
+	local flags=()
 	while [[ $1 != -- ]]; do flags+=("$1"); shift; done
 	shift
-	curl=("$@")
-	for ((i = 0; i < runs; i++)); do
-		speeds+=("$("${as[@]}" "${pre[@]}" "$runtime" --root "$root" sandbox "${flags[@]}" -- /usr/bin/curl -sS -o /dev/null -w '%{speed_download}' "${curl[@]}")")
-	done
-	printf '%s\n' "${speeds[@]}" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'
+	"${as[@]}" "${pre[@]}" "$runtime" --root "$root" sandbox "${flags[@]}" -- /usr/bin/curl -sS -o /dev/null -w '%{speed_download}' "$@"
 }
 net=(--allow-net "bench.test:$port" --add-host bench.test:127.0.0.1 --allow-private-targets)
 # paths: the four downloads (each run under ${pre[@]}), as "NAME SPEED"
-# lines, direct first.
+# lines with the median of $runs, direct first. The rounds interleave the
+# paths, so that a change in the machine's load falls on all of them.
 paths() {
-	echo "direct $(dl direct --network host -- "http://127.0.0.1:$port$url_path")"
-	echo "proxy $(dl proxy "${net[@]}" -- "http://bench.test:$port$url_path")"
-	echo "proxy-CONNECT $(dl connect "${net[@]}" -- --proxytunnel "http://bench.test:$port$url_path")"
-	echo "transparent $(dl transparent "${net[@]}" -- --noproxy '*' "http://bench.test:$port$url_path")"
+	local i d=() p=() c=() t=()
+	for ((i = 0; i < runs; i++)); do
+		d+=("$(dl --network host -- "http://127.0.0.1:$port$url_path")")
+		p+=("$(dl "${net[@]}" -- "http://bench.test:$port$url_path")")
+		c+=("$(dl "${net[@]}" -- --proxytunnel "http://bench.test:$port$url_path")")
+		t+=("$(dl "${net[@]}" -- --noproxy '*' "http://bench.test:$port$url_path")")
+	done
+	echo "direct $(median "${d[@]}")"
+	echo "proxy $(median "${p[@]}")"
+	echo "proxy-CONNECT $(median "${c[@]}")"
+	echo "transparent $(median "${t[@]}")"
+}
+median() {
+	printf '%s\n' "$@" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'
 }
 # ratios WHAT TARGET: each path against direct, from paths' lines on stdin.
 ratios() {
