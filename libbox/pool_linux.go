@@ -9,16 +9,22 @@ package libbox
 //
 // Each pooled sandbox has a keeper goroutine, locked to the thread that
 // created its init (its parent-death signal is tied to that thread), which
-// waits to be taken by a Run, runs it, and tears the sandbox down after
-// the result has been handed over: the teardown is off the Run's critical
-// path. Close waits for every keeper.
+// waits to be taken by a Run and, once that Run is over, tears the sandbox
+// down: the teardown is off the Run's critical path. The Run itself
+// starts, waits for and measures the program on its own goroutine (none
+// of that needs init's parent thread: the pidfd names init, and any
+// thread of this process may wait for it), so that no hand-over to and
+// from the keeper's locked thread, each a wake-up of another thread, is on
+// the critical path. Close waits for every keeper.
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -47,20 +53,14 @@ type Pool struct {
 }
 
 // pooled is one pre-created sandbox, or the error that creating it gave.
+// The Run that takes it owns in, out and the buffers until it closes
+// done; the keeper then destroys the sandbox.
 type pooled struct {
-	err  error
-	runs chan poolRun
-}
-
-type poolRun struct {
-	ctx   context.Context
-	args  []string
-	reply chan poolResult
-}
-
-type poolResult struct {
-	res *Result
-	err error
+	err            error
+	in             *instance
+	out            *outputCap
+	stdout, stderr *bytes.Buffer
+	done           chan struct{}
 }
 
 // NewPool validates opts as New does and starts creating n sandboxes in
@@ -162,10 +162,12 @@ func (p *Pool) Run(ctx context.Context, name string, args ...string) (*Result, e
 	if w.err != nil {
 		return nil, w.err
 	}
-	reply := make(chan poolResult, 1)
-	w.runs <- poolRun{ctx: ctx, args: append([]string{name}, args...), reply: reply}
-	r := <-reply
-	return r.res, r.err
+	defer close(w.done)
+	res, err := w.in.runDeferred(ctx, append([]string{name}, args...), w.out)
+	if res != nil {
+		res.Stdout, res.Stderr = w.stdout.Bytes(), w.stderr.Bytes()
+	}
+	return res, err
 }
 
 // keep is a pooled sandbox's keeper (see the top of the file).
@@ -178,7 +180,7 @@ func (p *Pool) keep() {
 	rio := s.bufferedIO(&stdout, &stderr)
 	out := rio.out
 	in, err := s.create(nil, &rio)
-	w := &pooled{err: err, runs: make(chan poolRun, 1)}
+	w := &pooled{err: err, in: in, out: out, stdout: &stdout, stderr: &stderr, done: make(chan struct{})}
 	if err != nil {
 		_ = in.destroy()
 		out.wait()
@@ -195,6 +197,7 @@ func (p *Pool) keep() {
 		out.wait()
 	}()
 	in.measureInit()
+	in.holdMountNS()
 	p.addReady(1, nil)
 	select {
 	case p.take <- w:
@@ -203,13 +206,41 @@ func (p *Pool) keep() {
 		p.addReady(-1, nil)
 		return
 	}
-	r := <-w.runs
-	res, err := in.runDeferred(r.ctx, r.args, out)
-	if res != nil {
-		res.Stdout, res.Stderr = stdout.Bytes(), stderr.Bytes()
-	}
-	r.reply <- poolResult{res, err}
+	<-w.done
 }
+
+// holdMountNS takes a reference to the mount namespace of a created
+// sandbox's init (see instance.mountNS). The program is init's successor
+// (pid 1 of the sandbox), and its exit would otherwise drop the last
+// reference: the kernel then unmounts the sandbox's whole tree (its /proc,
+// /dev, tmpfs mounts) and waits for an RCU grace period before the exit is
+// reported to wait4, on the run's critical path. With the reference held
+// here the same teardown happens when destroy closes it, after the result
+// was handed over. Nothing in the sandbox can reach the descriptor (it is
+// this process's, close-on-exec); the namespace holds no process, so the
+// cgroup and the pid namespace go as before. Without it (the open failed:
+// init is already gone, or /proc hides it) the run is the same, only
+// slower.
+func (in *instance) holdMountNS() {
+	// Through the pidfd first (Linux 6.11): it names init and nothing
+	// else, and works rootless, where init is not dumpable and its
+	// /proc/PID/ns links belong to the host's root.
+	fd, err := unix.IoctlRetInt(in.pidfd, pidfdGetMntNamespace)
+	if err != nil {
+		// Older kernels: init is this process's child and not reaped, so
+		// its pid cannot name another process yet.
+		fd, err = unix.Open("/proc/"+strconv.Itoa(in.ctr.Pid())+"/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return
+		}
+	}
+	in.mountNS = os.NewFile(uintptr(fd), "mnt namespace of "+in.id)
+}
+
+// pidfdGetMntNamespace is PIDFD_GET_MNT_NAMESPACE, _IO(PIDFS_IOCTL_MAGIC,
+// 3) in linux/pidfd.h: a new descriptor, close-on-exec, of the process's
+// mount namespace.
+const pidfdGetMntNamespace = 0xff<<8 | 3
 
 // runDeferred starts a created sandbox's deferred init with args and
 // supervises the run, as run does.

@@ -38,6 +38,12 @@ func TestSandboxPoolRun(t *testing.T) {
 	p := newTestPool(t, Options{}, 2)
 	ctx := context.Background()
 	ids := poolIDs(t, p)
+	// Each ready sandbox's mount namespace is held (holdMountNS), so that
+	// the program's exit does not take its mounts down; as root it can
+	// always be opened.
+	if held := heldMountNamespaces(t); os.Geteuid() == 0 && len(held) != 2 {
+		t.Errorf("a full pool of 2 holds %d mount namespaces, want 2: %v", len(held), held)
+	}
 	res, err := p.Run(ctx, "/bin/sh", "-c", "echo hello; echo oops >&2; echo kept >/tmp/f")
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +130,31 @@ func checkPoolEmpty(t *testing.T, p *Pool, ids []string) {
 		t.Errorf("processes left behind: %v", what)
 	}
 	checkNoMounts(t, p.Sandbox().StateRoot())
+	if held := heldMountNamespaces(t); len(held) != 0 {
+		t.Errorf("mount namespaces still held after Close: %v", held)
+	}
+}
+
+// heldMountNamespaces lists this process's descriptors that name a mount
+// namespace other than its own (a pooled sandbox's, held until destroy).
+func heldMountNamespaces(t *testing.T) []string {
+	t.Helper()
+	own, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []string
+	for _, e := range ents {
+		l, err := os.Readlink("/proc/self/fd/" + e.Name())
+		if err == nil && strings.HasPrefix(l, "mnt:[") && l != own {
+			held = append(held, e.Name()+" -> "+l)
+		}
+	}
+	return held
 }
 
 // checkNoMounts fails when a mount of this mount namespace is under dir.

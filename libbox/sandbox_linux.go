@@ -496,6 +496,10 @@ type instance struct {
 	execOOMBase uint64
 	// net is the network allowlist's relay, nil in the other modes.
 	net *instanceNet
+	// mountNS, for a pooled sandbox (pool_linux.go), holds init's mount
+	// namespace until destroy, so that the namespace is torn down there
+	// and not by the program's exit.
+	mountNS *os.File
 }
 
 // pid is the process supervise waits for: init, or an exec'd process.
@@ -897,6 +901,12 @@ func (in *instance) destroy() error {
 	if in.pidfd >= 0 {
 		unix.Close(in.pidfd)
 		in.pidfd = -1
+	}
+	if in.mountNS != nil {
+		// The last reference, once init is reaped: the namespace's
+		// mounts are taken down here, in this thread.
+		in.mountNS.Close()
+		in.mountNS = nil
 	}
 	return err
 }
