@@ -37,6 +37,9 @@ type Container struct {
 	// net are a network allowlist's listeners, kept by Create for a
 	// sandbox's own relay (CreateOpts.netInProcess).
 	net *netFiles
+	// held are what Create holds for the caller (CreateOpts.holdRefs),
+	// until it takes them.
+	held []*os.File
 }
 
 // CreateOpts are the per-invocation settings of create and run.
@@ -72,6 +75,27 @@ type CreateOpts struct {
 	// for its program (deferred_linux.go): set only for profiles known to
 	// allow what the Go runtime may do while init waits.
 	earlyFilters bool
+	// holdRefs keeps in the Container (takeHeld) references whose last
+	// close would otherwise fall on the program's execve or exit: what
+	// init sends (sendHeld: its mount namespace, its procfs handles) and
+	// the runtime binary's file init is executed from (a detached
+	// read-only bind mount, dissolved by its last close). A pooled
+	// sandbox holds them until its teardown (pool_linux.go).
+	holdRefs bool
+}
+
+// takeHeld hands over what Create held (CreateOpts.holdRefs); the caller
+// closes them.
+func (c *Container) takeHeld() []*os.File {
+	f := c.held
+	c.held = nil
+	return f
+}
+
+func closeFiles(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 // ID returns the container id.
@@ -179,6 +203,8 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 		}
 		if p != nil {
 			p.net.close()
+			closeFiles(p.held)
+			p.held = nil
 			p.kill()
 			if p.cgroup != nil {
 				p.cgroup.destroyBestEffort()
@@ -206,6 +232,7 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 	if err := writeState(dir, c.st); err != nil {
 		return nil, err
 	}
+	c.held, p.held = p.held, nil
 	if p.net != nil {
 		files := p.net
 		p.net = nil
@@ -545,6 +572,8 @@ type initProcess struct {
 	cgroup *cgroupHandle
 	// net are the listeners of a network allowlist, from init.
 	net *netFiles
+	// held: CreateOpts.holdRefs.
+	held []*os.File
 }
 
 // startInit re-executes the runtime binary as the container's init, creates
@@ -577,7 +606,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	defer exe.Close()
 
 	sp := newSpawnSpec(opts.Stdin, opts.Stdout, opts.Stderr, opts.ExtraFiles)
-	ic := &initConfig{Config: cfg, ID: id, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1, Rootless: r.Rootless, ControllingTTY: opts.ControllingTTY, LogLevel: logLevelOf(opts.Log), Pause: opts.pause, EarlyFilters: opts.earlyFilters}
+	ic := &initConfig{Config: cfg, ID: id, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1, Rootless: r.Rootless, ControllingTTY: opts.ControllingTTY, LogLevel: logLevelOf(opts.Log), Pause: opts.pause, EarlyFilters: opts.earlyFilters, SendHeld: opts.holdRefs}
 	ic.FifoFd = sp.add(fifoFile)
 	if opts.ConsoleSocket != nil {
 		ic.ConsoleSocketFd = sp.add(opts.ConsoleSocket)
@@ -627,6 +656,8 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 		}
 		p.abort()
 		p.net.close()
+		closeFiles(p.held)
+		p.held = nil
 		if p.cgroup != nil {
 			// Only now: a cgroup cannot go while init is in it.
 			p.cgroup.destroyBestEffort()
@@ -689,6 +720,18 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 			}
 			p.net, err = recvNetFiles(child.sock, m.Net, idMapsOf(cfg))
 			return false, err
+		case syncHeldFds:
+			if !opts.holdRefs || m.Held < 1 || m.Held > maxHeldFds {
+				return false, fmt.Errorf("sync: unexpected %d descriptors to hold from init", m.Held)
+			}
+			fds, err := recvFds(child.sock, m.Held)
+			if err != nil {
+				return false, err
+			}
+			for _, fd := range fds {
+				p.held = append(p.held, os.NewFile(uintptr(fd), "held by "+id))
+			}
+			return false, nil
 		case syncReady:
 			return true, nil
 		}
@@ -699,6 +742,14 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	}
 	if err != nil {
 		return nil, err
+	}
+	if opts.holdRefs {
+		// The same open file as init's: its last close is then ours.
+		fd, err := unix.FcntlInt(exe.Fd(), unix.F_DUPFD_CLOEXEC, 3)
+		if err != nil {
+			return nil, fmt.Errorf("hold the runtime binary's file: %w", err)
+		}
+		p.held = append(p.held, os.NewFile(uintptr(fd), "runtime binary for "+id))
 	}
 	return p, nil
 }
@@ -794,3 +845,6 @@ func runIDMapTool(tool string, pid int, maps []IDMap) error {
 	}
 	return nil
 }
+
+// maxHeldFds bounds what init may hand over to hold (sendHeld).
+const maxHeldFds = 16

@@ -216,6 +216,11 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			return err
 		}
 	}
+	if ic.SendHeld {
+		if err := sendHeld(sock); err != nil {
+			return err
+		}
+	}
 	if err := sock.send(syncMsg{Type: syncReady}); err != nil {
 		return err
 	}
@@ -546,4 +551,53 @@ func joinSessionKeyring(id string) error {
 		return fmt.Errorf("set session keyring permissions: %w", err)
 	}
 	return nil
+}
+
+// sendHeld sends the parent what it holds for a pooled sandbox
+// (CreateOpts.holdRefs), so that the last reference to each is dropped at
+// teardown, not on the program's critical path:
+//   - init's mount namespace: the program (init's successor) holds the
+//     last reference otherwise, and its exit unmounts the whole tree and
+//     waits for an RCU grace period before wait4 returns. init may open
+//     it whether or not it is dumpable, which an unprivileged parent could
+//     not through /proc/PID/ns.
+//   - its descriptors on procfs: the private procfs instance pathrs-lite
+//     mounted (detached) and caches for the life of the process, whose
+//     close-on-exec at the program's execve would dissolve that mount,
+//     again with a grace period, before the program's first instruction.
+//
+// Without a /proc to open them from, nothing is sent: holding them only
+// makes a run faster.
+func sendHeld(sock *syncSocket) error {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	defer func() { closeFds(fds) }()
+	if fd, err := unix.Open("/proc/self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		fds = append(fds, fd)
+	}
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n < 3 {
+			continue
+		}
+		var st unix.Statfs_t
+		// The directory ReadDir read is closed by now: its number fails
+		// here, or names a descriptor opened since (the namespace's).
+		if unix.Fstatfs(n, &st) != nil || st.Type != unix.PROC_SUPER_MAGIC {
+			continue
+		}
+		if dup, err := unix.FcntlInt(uintptr(n), unix.F_DUPFD_CLOEXEC, 3); err == nil {
+			fds = append(fds, dup)
+		}
+	}
+	if len(fds) == 0 {
+		return nil
+	}
+	if err := sock.send(syncMsg{Type: syncHeldFds, Held: len(fds)}); err != nil {
+		return err
+	}
+	return sendFds(sock, fds)
 }

@@ -16,15 +16,20 @@ package libbox
 // thread of this process may wait for it), so that no hand-over to and
 // from the keeper's locked thread, each a wake-up of another thread, is on
 // the critical path. Close waits for every keeper.
+//
+// A pooled sandbox is created with CreateOpts.holdRefs: the keeper holds
+// the sandbox's mount namespace and the detached mounts (init's private
+// procfs, the runtime binary's read-only bind) until teardown, so that
+// neither the program's execve (closing init's descriptors) nor its exit
+// (the namespace's last process) tears them down, each with an RCU grace
+// period, on the run's critical path.
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -178,6 +183,7 @@ func (p *Pool) keep() {
 	s := p.sb
 	var stdout, stderr bytes.Buffer
 	rio := s.bufferedIO(&stdout, &stderr)
+	rio.holdRefs = true
 	out := rio.out
 	in, err := s.create(nil, &rio)
 	w := &pooled{err: err, in: in, out: out, stdout: &stdout, stderr: &stderr, done: make(chan struct{})}
@@ -197,7 +203,6 @@ func (p *Pool) keep() {
 		out.wait()
 	}()
 	in.measureInit()
-	in.holdMountNS()
 	p.addReady(1, nil)
 	select {
 	case p.take <- w:
@@ -208,39 +213,6 @@ func (p *Pool) keep() {
 	}
 	<-w.done
 }
-
-// holdMountNS takes a reference to the mount namespace of a created
-// sandbox's init (see instance.mountNS). The program is init's successor
-// (pid 1 of the sandbox), and its exit would otherwise drop the last
-// reference: the kernel then unmounts the sandbox's whole tree (its /proc,
-// /dev, tmpfs mounts) and waits for an RCU grace period before the exit is
-// reported to wait4, on the run's critical path. With the reference held
-// here the same teardown happens when destroy closes it, after the result
-// was handed over. Nothing in the sandbox can reach the descriptor (it is
-// this process's, close-on-exec); the namespace holds no process, so the
-// cgroup and the pid namespace go as before. Without it (the open failed:
-// init is already gone, or /proc hides it) the run is the same, only
-// slower.
-func (in *instance) holdMountNS() {
-	// Through the pidfd first (Linux 6.11): it names init and nothing
-	// else, and works rootless, where init is not dumpable and its
-	// /proc/PID/ns links belong to the host's root.
-	fd, err := unix.IoctlRetInt(in.pidfd, pidfdGetMntNamespace)
-	if err != nil {
-		// Older kernels: init is this process's child and not reaped, so
-		// its pid cannot name another process yet.
-		fd, err = unix.Open("/proc/"+strconv.Itoa(in.ctr.Pid())+"/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return
-		}
-	}
-	in.mountNS = os.NewFile(uintptr(fd), "mnt namespace of "+in.id)
-}
-
-// pidfdGetMntNamespace is PIDFD_GET_MNT_NAMESPACE, _IO(PIDFS_IOCTL_MAGIC,
-// 3) in linux/pidfd.h: a new descriptor, close-on-exec, of the process's
-// mount namespace.
-const pidfdGetMntNamespace = 0xff<<8 | 3
 
 // runDeferred starts a created sandbox's deferred init with args and
 // supervises the run, as run does.

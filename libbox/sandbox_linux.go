@@ -375,9 +375,11 @@ func orDiscard(f *os.File) io.Writer {
 // matching stdio of the caller for stdin, /dev/null... see run), or
 // writers fed from pipes through the output cap.
 type runIO struct {
-	stdin  *os.File
-	stdout *capWriter
-	stderr *capWriter
+	// holdRefs: CreateOpts.holdRefs, what is held in instance.held.
+	holdRefs bool
+	stdin    *os.File
+	stdout   *capWriter
+	stderr   *capWriter
 	// stdoutFile and stderrFile are passed to the program directly when
 	// stdout/stderr are nil.
 	stdoutFile, stderrFile *os.File
@@ -496,10 +498,12 @@ type instance struct {
 	execOOMBase uint64
 	// net is the network allowlist's relay, nil in the other modes.
 	net *instanceNet
-	// mountNS, for a pooled sandbox (pool_linux.go), holds init's mount
-	// namespace until destroy, so that the namespace is torn down there
-	// and not by the program's exit.
-	mountNS *os.File
+	// held, for a pooled sandbox (pool_linux.go), are references kept
+	// until destroy (CreateOpts.holdRefs): the sandbox's mount namespace
+	// and the detached mounts whose last close would otherwise fall on
+	// the program's execve or exit, each a teardown and an RCU grace
+	// period on a run's critical path.
+	held []*os.File
 }
 
 // pid is the process supervise waits for: init, or an exec'd process.
@@ -538,7 +542,7 @@ func (s *Sandbox) create(args []string, rio *runIO) (in *instance, retErr error)
 		cfg.ParentDeathSignal = 0
 	}
 
-	opts := CreateOpts{Stdin: rio.stdin, Stdout: rio.stdoutFile, Stderr: rio.stderrFile, ControllingTTY: rio.controllingTTY, netInProcess: s.net != nil, pause: rio.pause, earlyFilters: s.opts.Seccomp.Custom == nil}
+	opts := CreateOpts{Stdin: rio.stdin, Stdout: rio.stdoutFile, Stderr: rio.stderrFile, ControllingTTY: rio.controllingTTY, netInProcess: s.net != nil, pause: rio.pause, earlyFilters: s.opts.Seccomp.Custom == nil, holdRefs: rio.holdRefs}
 	if rio.term != nil {
 		rows, cols := rio.term.Size()
 		cfg.Process.Terminal = true
@@ -598,6 +602,14 @@ func (s *Sandbox) create(args []string, rio *runIO) (in *instance, retErr error)
 		return in, fmt.Errorf("create sandbox: %w", err)
 	}
 	in.ctr = ctr
+	if in.held = ctr.takeHeld(); in.held != nil {
+		defer func() {
+			if retErr != nil {
+				closeFiles(in.held)
+				in.held = nil
+			}
+		}()
+	}
 	if in.pidfd, err = ctr.pidfd(); err != nil {
 		ctr.net.close()
 		_ = ctr.Delete(true)
@@ -902,12 +914,10 @@ func (in *instance) destroy() error {
 		unix.Close(in.pidfd)
 		in.pidfd = -1
 	}
-	if in.mountNS != nil {
-		// The last reference, once init is reaped: the namespace's
-		// mounts are taken down here, in this thread.
-		in.mountNS.Close()
-		in.mountNS = nil
-	}
+	// The last references, once init is reaped: the sandbox's mounts
+	// are taken down here, in this thread.
+	closeFiles(in.held)
+	in.held = nil
 	return err
 }
 

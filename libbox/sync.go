@@ -79,6 +79,9 @@ const (
 	syncMountOp   syncType = "mount-op"
 	syncMountDone syncType = "mount-done"
 	syncLog       syncType = "log"
+	// syncHeldFds precedes the descriptors init hands the parent to hold
+	// (initConfig.SendHeld); Held is their number.
+	syncHeldFds syncType = "held-fds"
 )
 
 // maxSyncMsg is the socket buffer asked for; the kernel caps it at
@@ -97,6 +100,7 @@ type syncMsg struct {
 	MountOp   *mountOp    `json:"mountOp,omitempty"`
 	MountDone *mountReply `json:"mountDone,omitempty"`
 	Log       *logEntry   `json:"log,omitempty"`
+	Held      int         `json:"held,omitempty"`
 }
 
 // logEntry is one message init logged; Level is a logrus level name.
@@ -139,6 +143,10 @@ type initConfig struct {
 	// EarlyFilters: a deferred init applies its filters before it waits
 	// (CreateOpts.earlyFilters).
 	EarlyFilters bool `json:"earlyFilters,omitempty"`
+	// SendHeld: init sends the parent, before ready, the descriptors
+	// whose last close would otherwise fall on the program's execve or
+	// exit (CreateOpts.holdRefs).
+	SendHeld bool `json:"sendHeld,omitempty"`
 	// State is the OCI state (status creating) for the createContainer
 	// and startContainer hooks.
 	State *OCIState `json:"state"`
