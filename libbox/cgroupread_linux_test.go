@@ -32,7 +32,7 @@ func TestCPUAcctUsageAll(t *testing.T) {
 	if err := os.WriteFile(p, []byte("cpu user system\n0 100 20\n1 5 7\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	user, sys, err := cpuacctUsageAll(p)
+	user, sys, err := cpuacctUsageAll(nil, p)
 	if err != nil || user != 105 || sys != 27 {
 		t.Errorf("user %d sys %d (%v), want 105 27", user, sys, err)
 	}
@@ -40,7 +40,7 @@ func TestCPUAcctUsageAll(t *testing.T) {
 		if err := os.WriteFile(p, []byte(bad), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := cpuacctUsageAll(p); err == nil {
+		if _, _, err := cpuacctUsageAll(nil, p); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
@@ -53,7 +53,7 @@ func TestCPUAcctUsageAll(t *testing.T) {
 	}
 	u0, err1 := readUint(filepath.Join(root, "cpuacct.usage_user"))
 	s0, err2 := readUint(filepath.Join(root, "cpuacct.usage_sys"))
-	u, s, err3 := cpuacctUsageAll(filepath.Join(root, "cpuacct.usage_all"))
+	u, s, err3 := cpuacctUsageAll(nil, filepath.Join(root, "cpuacct.usage_all"))
 	u1, err4 := readUint(filepath.Join(root, "cpuacct.usage_user"))
 	s1, err5 := readUint(filepath.Join(root, "cpuacct.usage_sys"))
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {

@@ -326,13 +326,16 @@ func memswAccounting() bool {
 // cgroupCPU is the CPU time used by the cgroup h so far: the exact total
 // (cpu.stat usage_usec, cpuacct.usage), split in the proportion of the
 // user and system times the kernel keeps beside it.
-func cgroupCPU(h *cgroupHandle) cpuSample {
+func cgroupCPU(h *cgroupHandle) cpuSample { return cgroupCPUWith(h, nil) }
+
+// cgroupCPUWith is cgroupCPU with the files read through r.
+func cgroupCPUWith(h *cgroupHandle, r *statReader) cpuSample {
 	var total, user, sys uint64
 	var err error
 	if cgroups.IsCgroup2UnifiedMode() {
 		// One read of cpu.stat for the three fields.
 		stat := filepath.Join(h.m.Path(""), "cpu.stat")
-		b, err := readCgroupFile(stat)
+		b, err := r.read(stat)
 		if err != nil {
 			return cpuSample{}
 		}
@@ -347,12 +350,12 @@ func cgroupCPU(h *cgroupHandle) cpuSample {
 		if dir == "" {
 			return cpuSample{}
 		}
-		if total, err = readUint(filepath.Join(dir, "cpuacct.usage")); err != nil {
+		if total, err = r.readUint(filepath.Join(dir, "cpuacct.usage")); err != nil {
 			return cpuSample{}
 		}
-		if user, sys, err = cpuacctUsageAll(filepath.Join(dir, "cpuacct.usage_all")); err != nil {
-			user, _ = readUint(filepath.Join(dir, "cpuacct.usage_user"))
-			sys, _ = readUint(filepath.Join(dir, "cpuacct.usage_sys"))
+		if user, sys, err = cpuacctUsageAll(r, filepath.Join(dir, "cpuacct.usage_all")); err != nil {
+			user, _ = r.readUint(filepath.Join(dir, "cpuacct.usage_user"))
+			sys, _ = r.readUint(filepath.Join(dir, "cpuacct.usage_sys"))
 		}
 	}
 	return cpuSample{user: time.Duration(user), system: time.Duration(sys), ok: true}.rescale(time.Duration(total))
@@ -363,8 +366,8 @@ func cgroupCPU(h *cgroupHandle) cpuSample {
 // what cpuacct.usage_user and cpuacct.usage_sys add up (the same
 // counters), in one read instead of two. (cpuacct.usage, the exact total,
 // is another counter: the sum of these differs from it.)
-func cpuacctUsageAll(path string) (user, sys uint64, err error) {
-	b, err := readCgroupFile(path)
+func cpuacctUsageAll(r *statReader, path string) (user, sys uint64, err error) {
+	b, err := r.read(path)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -445,6 +448,10 @@ func readUint(path string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return parseUint(b, path)
+}
+
+func parseUint(b []byte, path string) (uint64, error) {
 	var n uint64
 	if _, err := fmt.Sscan(string(b), &n); err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)

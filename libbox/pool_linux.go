@@ -203,6 +203,7 @@ func (p *Pool) keep() {
 		out.wait()
 	}()
 	in.measureInit()
+	in.stats = prefetchStats(in.cg)
 	p.addReady(1, nil)
 	select {
 	case p.take <- w:

@@ -315,3 +315,25 @@ func wantMemoryHog(t *testing.T, res *Result, fate LimitStatus) {
 		t.Errorf("dd stderr %q", res.Stderr)
 	}
 }
+
+// A pooled report reads its sandbox's cgroup through the files opened
+// ahead (prefetchStats): the CPU time and the peak memory come from the
+// cgroup, as a cold run's do.
+func TestSandboxPoolReportFromCgroup(t *testing.T) {
+	p := newTestPool(t, Options{}, 1)
+	res, err := p.Run(context.Background(), "/bin/sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRunStatus(t, res, StatusOK)
+	rep := res.Report
+	if rep.Isolation.Cgroup == "" {
+		t.Skip("no cgroup for this caller here: the report measures with rusage")
+	}
+	if rep.CPUSource != "cgroup" || rep.CPUTime() <= 0 {
+		t.Errorf("CPU %v from %q, want some from the cgroup", rep.CPUTime(), rep.CPUSource)
+	}
+	if !strings.HasPrefix(rep.PeakMemorySource, "cgroup") || rep.PeakMemory <= 0 {
+		t.Errorf("peak memory %d from %q, want some from the cgroup", rep.PeakMemory, rep.PeakMemorySource)
+	}
+}

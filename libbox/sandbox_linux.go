@@ -498,6 +498,9 @@ type instance struct {
 	execOOMBase uint64
 	// net is the network allowlist's relay, nil in the other modes.
 	net *instanceNet
+	// stats, for a pooled sandbox, are its cgroup's report files opened
+	// ahead (prefetchStats); nil reads them the plain way.
+	stats *statReader
 	// held, for a pooled sandbox (pool_linux.go), are references kept
 	// until destroy (CreateOpts.holdRefs): the sandbox's mount namespace
 	// and the detached mounts whose last close would otherwise fall on
@@ -772,7 +775,7 @@ func (in *instance) collect(e exitInfo, out *outputCap) *Report {
 		}
 	}
 	if in.cg != nil {
-		m := measureCgroup(in.cg)
+		m := measureCgroupWith(in.cg, in.stats)
 		rep.Isolation.Cgroup = m.version
 		if cpu := m.cpu.minus(in.initCgroupCPU); cpu.ok {
 			rep.CPUUser, rep.CPUSystem, rep.CPUSource = cpu.user, cpu.system, "cgroup"
@@ -854,36 +857,57 @@ type cgroupMeasures struct {
 	memoryHit, pidsHit bool
 }
 
-func measureCgroup(h *cgroupHandle) cgroupMeasures {
-	m := cgroupMeasures{cpu: cgroupCPU(h)}
-	if n, err := h.oomKills(); err == nil {
-		m.oomKills = n
+func measureCgroup(h *cgroupHandle) cgroupMeasures { return measureCgroupWith(h, nil) }
+
+// measureCgroupWith is measureCgroup with the files read through r
+// (statReader).
+func measureCgroupWith(h *cgroupHandle, r *statReader) cgroupMeasures {
+	m := cgroupMeasures{cpu: cgroupCPUWith(h, r)}
+	v2 := cgroups.IsCgroup2UnifiedMode()
+	// The OOM kill count as the cgroup manager reads it (memory.events
+	// or memory.oom_control, key oom_kill), through r when it has the
+	// file.
+	var oomFile string
+	if dir := h.m.Path("memory"); v2 {
+		oomFile = filepath.Join(h.m.Path(""), "memory.events")
+	} else if dir != "" {
+		oomFile = filepath.Join(dir, "memory.oom_control")
 	}
-	if cgroups.IsCgroup2UnifiedMode() {
+	var oomErr error = errors.New("no statReader")
+	if r != nil && oomFile != "" {
+		m.oomKills, oomErr = r.statField(oomFile, "oom_kill")
+	}
+	if oomErr != nil {
+		m.oomKills = 0
+		if n, err := h.oomKills(); err == nil {
+			m.oomKills = n
+		}
+	}
+	if v2 {
 		m.version = "v2"
 		dir := h.m.Path("")
-		if p, err := readUint(filepath.Join(dir, "memory.peak")); err == nil {
+		if p, err := r.readUint(filepath.Join(dir, "memory.peak")); err == nil {
 			m.peak, m.peakSource = int64(p), peakCgroupV2
 		}
-		if n, err := statField(filepath.Join(dir, "memory.events"), "max"); err == nil && n > 0 {
+		if n, err := r.statField(filepath.Join(dir, "memory.events"), "max"); err == nil && n > 0 {
 			m.memoryHit = true
 		}
-		if n, err := statField(filepath.Join(dir, "pids.events"), "max"); err == nil && n > 0 {
+		if n, err := r.statField(filepath.Join(dir, "pids.events"), "max"); err == nil && n > 0 {
 			m.pidsHit = true
 		}
 		return m
 	}
 	m.version = "v1"
 	if dir := h.m.Path("memory"); dir != "" {
-		if p, err := readUint(filepath.Join(dir, "memory.max_usage_in_bytes")); err == nil {
+		if p, err := r.readUint(filepath.Join(dir, "memory.max_usage_in_bytes")); err == nil {
 			m.peak, m.peakSource = int64(p), peakCgroupV1
 		}
-		if n, err := readUint(filepath.Join(dir, "memory.failcnt")); err == nil && n > 0 {
+		if n, err := r.readUint(filepath.Join(dir, "memory.failcnt")); err == nil && n > 0 {
 			m.memoryHit = true
 		}
 	}
 	if dir := h.m.Path("pids"); dir != "" {
-		if n, err := statField(filepath.Join(dir, "pids.events"), "max"); err == nil && n > 0 {
+		if n, err := r.statField(filepath.Join(dir, "pids.events"), "max"); err == nil && n > 0 {
 			m.pidsHit = true
 		}
 	}
@@ -898,6 +922,7 @@ func (in *instance) destroy() error {
 	}
 	in.destroyed = true
 	var err error
+	in.stats.close()
 	in.reapInit()
 	if in.ctr != nil {
 		if derr := in.ctr.Delete(true); derr != nil {
