@@ -50,6 +50,20 @@ GIT_COMMIT ?= $(shell git describe --always --dirty --abbrev=12 2>/dev/null)
 #                       with Go's own resolver: no NSS modules)
 #   -w                  no DWARF (never loaded; the symbol table stays,
 #                       for perf and stack traces)
+#   GOEXPERIMENT=jsonv2 encoding/json on Go's new implementation, with
+#                       the same behaviour (only some error texts differ):
+#                       the old one builds the encoders of every type a
+#                       struct reaches the first time it meets the struct,
+#                       config.json's and the state's whole type graphs in
+#                       each process; the new one builds what a value uses,
+#                       when it uses it (a quarter of the runtime process's
+#                       instructions of a run). Every target here uses it,
+#                       `make test`'s unit tests too; a plain `go test` (CI's
+#                       unit stage) tests the default implementation, the
+#                       one a program importing libbox gets unless it is
+#                       built with the same setting.
+GOEXPERIMENT ?= jsonv2
+export GOEXPERIMENT
 GO_BUILD_TAGS ?= urfave_cli_no_docs osusergo netgo
 GO_LDFLAGS ?= -w -linkmode=external -extldflags=-static
 GO_BUILDFLAGS = -trimpath -tags '$(GO_BUILD_TAGS)' -ldflags '$(GO_LDFLAGS) -X main.gitCommit=$(GIT_COMMIT)'

@@ -69,7 +69,9 @@ func jsonPosition(data []byte, err error) string {
 	var typeErr *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syntaxErr):
-		offset = syntaxErr.Offset
+		// The column is the offending byte's, whichever encoding/json
+		// implementation reported it.
+		offset = max(syntaxErr.Offset-syntaxOffsetPast, 0)
 	case errors.As(err, &typeErr):
 		offset = typeErr.Offset
 	default:

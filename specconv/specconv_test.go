@@ -942,7 +942,7 @@ func TestLoadSpec(t *testing.T) {
 		if err == nil || !errors.As(err, &syntaxErr) {
 			t.Fatalf("error = %v, want a wrapped json.SyntaxError", err)
 		}
-		for _, s := range []string{filepath.Join(dir, "config.json"), "line 3, column 16", "invalid character ','"} {
+		for _, s := range []string{filepath.Join(dir, "config.json"), "line 3, column 15", "invalid character ','"} {
 			if !strings.Contains(err.Error(), s) {
 				t.Errorf("error %q lacks %q", err, s)
 			}
