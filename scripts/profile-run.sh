@@ -20,7 +20,8 @@
 #      the cgroup and mount work, with a timeline (times under strace are
 #      inflated; the counts and the order are what matter)
 #   6. a CPU profile over PROFILE_RUNS runs (perf record): the share of
-#      each process, and the runtime's own functions, inclusive
+#      each process, and the functions of the runtime and of init,
+#      inclusive (init's frames named from the binary's symbol table)
 #   7. why the processes sleep: voluntary context switches by cause
 #      (sched_switch), the handoffs between threads that cost most under
 #      load
@@ -254,6 +255,35 @@ if want 6 && have perf; then
 		perf script -i "$pd" --comm "$n" 2>/dev/null >"$work/perf-$n.txt"
 		fold 'nanobox-runc/|^main\.|encoding/json\.(Marshal|Unmarshal|typeFields)|^runtime\.(doInit1|schedinit)$|^__x64_sys_|^asm_exc_page_fault$' <"$work/perf-$n.txt" |
 			awk '$1 + 0 >= 1.5' | head -40 | sed 's/^/  /'
+		# init runs the binary as /proc/self/fd/N from inside the
+		# container's mount namespace, where perf cannot open it: perf
+		# prints its frames as offsets in the mapping, named here from the
+		# binary's symbol table (go tool addr2line) at the address the
+		# mapping's record gives them.
+		init_comm=$(perf report -i "$pd" --no-children --sort comm --stdio -g none 2>/dev/null |
+			awk '/%/ && $2 ~ /^[0-9]+$/ && !done {print $2; done = 1}')
+		go_bin=$(command -v go || echo /usr/local/go/bin/go)
+		init_base=$(perf script -i "$pd" --show-mmap-events --comm "${init_comm:-none}" 2>/dev/null |
+			awk '/PERF_RECORD_MMAP2/ && / r-xp \/$/ && !done {
+				match($0, /\[0x[0-9a-f]+\(/); s = substr($0, RSTART + 1, RLENGTH - 2)
+				match($0, /@ 0x[0-9a-f]+ /); o = substr($0, RSTART + 2, RLENGTH - 3)
+				print s, o; done = 1
+			}')
+		if [[ -n "$init_comm" && -n "$init_base" && -x "$go_bin" ]]; then
+			read -r map_start map_off <<<"$init_base"
+			echo "   init (process name $init_comm), inclusive; its first samples (the nsenter stage's C, the Go runtime's start) unwind only partly:"
+			perf script -i "$pd" --comm "$init_comm" 2>/dev/null >"$work/perf-$n-init.txt"
+			awk '$2 == "[unknown]" && $3 == "(/)" {print $1}' "$work/perf-$n-init.txt" | sort -u >"$work/init-offs"
+			while read -r off; do
+				printf '0x%x\n' $((16#$off + map_start - map_off))
+			done <"$work/init-offs" | "$go_bin" tool addr2line "$work/$n" | paste - - | awk '{print $1}' |
+				paste "$work/init-offs" - >"$work/init-syms"
+			awk 'NR == FNR {sym[$1] = $2; next}
+				$2 == "[unknown]" && $3 == "(/)" && ($1 in sym) {print "\t" $1 " " sym[$1] " (nanobox-runc)"; next}
+				{print}' "$work/init-syms" "$work/perf-$n-init.txt" |
+				fold 'nanobox-runc/|^main\.|encoding/json|filepath-securejoin|^runtime\.(doInit1|schedinit|sysmon)$|^__x64_sys_|^asm_exc_page_fault$' |
+				awk '$1 + 0 >= 1.5' | head -30 | sed 's/^/  /'
+		fi
 	done
 fi
 
