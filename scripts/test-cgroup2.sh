@@ -57,7 +57,7 @@ rc=0
 echo "=== libbox cgroup unit tests (root)"
 unit_out=$(mktemp)
 (cd libbox && "$NANOBOX_LIBBOX_TEST" -test.count=1 -test.v \
-	-test.run '^Test(CgroupSpec|CgroupPaths|ApplyCgroup.*|RequiredControllers|IsSystemdCgroupPath|SandboxRunEcho|SandboxMemoryHog|SandboxForkBomb|SandboxCPUTime|PresetCodeJudge|SandboxPoolLimits|SandboxPersistentMemoryHog)$') | tee "$unit_out" ||
+	-test.run '^Test(CgroupSpec|CgroupPaths|ApplyCgroup.*|RequiredControllers|IsSystemdCgroupPath|SandboxRunEcho|SandboxMemoryHog|SandboxForkBomb|SandboxCPUTime|PresetCodeJudge|SandboxPoolLimits|SandboxPoolReportFromCgroup|SandboxPersistentMemoryHog)$') | tee "$unit_out" ||
 	rc=1
 # The count line .ci/run sums (top-level tests only).
 echo "tests: $(grep -c '^--- PASS' "$unit_out") passed, $(grep -c '^--- FAIL' "$unit_out") failed, $(grep -c '^--- SKIP' "$unit_out") skipped"
