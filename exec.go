@@ -49,7 +49,10 @@ Without --detach, nanobox-runc waits and exits with the process's status.`,
 	Action: func(c *cli.Context) error {
 		code, err := execProcess(c)
 		if err != nil {
-			return err
+			// runc's contract: a failure of exec itself (no such
+			// container, bad flag, the program cannot start) exits 255,
+			// so that callers can tell it from the process's own status.
+			fatalWithCode(fmt.Errorf("exec failed: %w", err), 255)
 		}
 		os.Exit(code)
 		return nil

@@ -178,11 +178,16 @@ func checkSystemdCgroup(c *cli.Context) error {
 // fatal reports err the way runc does: on stderr, and as an error entry in
 // the --log file when there is one. Exit status 1.
 func fatal(err error) {
+	fatalWithCode(err, 1)
+}
+
+// fatalWithCode is fatal with exit status code.
+func fatalWithCode(err error, code int) {
 	if logFile != nil {
 		logrus.Error(err)
 	}
 	fmt.Fprintln(os.Stderr, "nanobox-runc:", err)
-	os.Exit(1)
+	os.Exit(code)
 }
 
 // withContainer is the Action of a command whose first argument is a

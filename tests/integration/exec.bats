@@ -69,9 +69,15 @@ process_json() {
 	runtime exec "$CID" sh -c 'kill -TERM $$'
 	[ "$status" -eq 143 ]
 
+	# A failure of exec itself exits 255, as runc's does, so that it is
+	# never mistaken for the process's own status.
 	runtime exec "$CID" /nonexistent
-	[ "$status" -ne 0 ]
-	[[ "$output" == *"/nonexistent"* ]]
+	[ "$status" -eq 255 ]
+	[[ "$output" == *"exec failed"*"/nonexistent"* ]]
+	runtime exec --pid-file /nonexistent/dir/pid "$CID" true
+	[ "$status" -eq 255 ]
+	runtime exec "no-such-$CID" true
+	[ "$status" -eq 255 ]
 
 	# The container is unaffected.
 	testcontainer "$CID" running
