@@ -216,7 +216,7 @@ func applyCgroup(id string, cfg *Config, rootless bool, pid int, log Logger) (*c
 		return nil, fmt.Errorf("cgroup: %w", err)
 	}
 	h := &cgroupHandle{m: m, cg: cg, need: need, rootless: rootless}
-	if err := checkCgroupUsable(m, orNop(log)); err != nil {
+	if err := checkCgroupUsable(m); err != nil {
 		return nil, fmt.Errorf("cgroup of container %s: %w", id, err)
 	}
 	joined, err := h.join(id, pid)
@@ -290,10 +290,12 @@ func cgroupForClone(id string, cfg *Config, rootless bool, log Logger) (h *cgrou
 // checkCgroupUsable looks at the container's cgroup before init joins it.
 // A frozen one (frozen itself, or by a frozen ancestor, which freezes a new
 // child too) is refused: init would be frozen in it, in D state, and
-// create would never return. One that already holds processes is used,
-// with a warning (as runc 1.1): they share the container's limits, and
-// kill --all and delete --force kill them too.
-func checkCgroupUsable(m cgroups.Manager, log Logger) error {
+// create would never return. One that already holds processes is refused
+// too, as runc has done since 1.2 (1.1 warned): they would share the
+// container's limits, and kill --all and delete --force would kill them.
+// The error texts keep runc's ("container's cgroup is not empty",
+// "container's cgroup unexpectedly frozen"): callers match them.
+func checkCgroupUsable(m cgroups.Manager) error {
 	paths := m.GetPaths()
 	var pids []int
 	for ctrl, p := range paths {
@@ -315,7 +317,7 @@ func checkCgroupUsable(m cgroups.Manager, log Logger) error {
 				if ctrl == "freezer" {
 					thaw = "echo THAWED > " + filepath.Join(at, "freezer.state")
 				}
-				return fmt.Errorf("cgroup %s cannot hold a container: %s (thaw it: %s, or use another cgroupsPath)", p, what, thaw)
+				return fmt.Errorf("container's cgroup unexpectedly frozen: cgroup %s cannot hold a container: %s (thaw it: %s, or use another cgroupsPath)", p, what, thaw)
 			}
 		}
 		if !cgroups.PathExists(p) {
@@ -333,7 +335,7 @@ func checkCgroupUsable(m cgroups.Manager, log Logger) error {
 	}
 	if len(pids) > 0 {
 		sort.Ints(pids)
-		log.Warnf("the container's cgroup is not empty: %d process(es) found (%s); they share its limits, and kill --all and delete --force will kill them too",
+		return fmt.Errorf("container's cgroup is not empty: %d process(es) found (%s): give the container a cgroupsPath of its own, or stop those processes",
 			len(pids), strings.Trim(fmt.Sprint(pids), "[]"))
 	}
 	return nil
