@@ -103,8 +103,11 @@ func prepareRootfs(cfg *Config, trees map[int]*os.File) (string, error) {
 	if err := checkProcfsPath("/proc"); err != nil {
 		return "", fmt.Errorf("host /proc: %w", err)
 	}
+	// An unbindable / would refuse the rootfs bind and every bind mount
+	// from the host (EINVAL): it stays the default rslave until
+	// finalizeRootfs applies cfg.RootPropagation to the container's /.
 	prop := unix.MS_SLAVE | unix.MS_REC
-	if cfg.RootPropagation != 0 {
+	if cfg.RootPropagation != 0 && cfg.RootPropagation&unix.MS_UNBINDABLE == 0 {
 		prop = cfg.RootPropagation
 	}
 	if err := unix.Mount("", "/", "", uintptr(prop), ""); err != nil {

@@ -900,6 +900,35 @@ func TestRootfsSharedPropagation(t *testing.T) {
 	wantRootfsOK(t, res)
 }
 
+// An unbindable root propagation (runtime-spec "unbindable", "runbindable";
+// runtime-tools' linux_rootfs_propagation): applied to / before the rootfs
+// bind it would make that bind, and every bind mount from the host, fail
+// with EINVAL. The container's / must end up unbindable, with the host's
+// bind mounts in place.
+func TestRootfsUnbindablePropagation(t *testing.T) {
+	requireRootfsTests(t)
+	for _, prop := range []int{unix.MS_UNBINDABLE, unix.MS_UNBINDABLE | unix.MS_REC} {
+		rootfs := newTestRootfs(t)
+		src := t.TempDir()
+		if err := os.WriteFile(filepath.Join(src, "f"), []byte("host"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mounts := append(baseMounts(false), Mount{Source: src, Destination: "/mnt", Type: "bind", Flags: unix.MS_BIND | unix.MS_REC})
+		res := runRootfsHelper(t, rootfsScenario{
+			Config: Config{
+				Rootfs:          rootfs,
+				RootPropagation: prop,
+				Mounts:          mounts,
+			},
+			Checks: []rootfsCheck{
+				{Kind: "content", Path: "/mnt/f", Want: "host"},
+				{Kind: "exec", Path: `busybox awk '$5 == "/" && / unbindable/ { n++ } END { print n }' /proc/self/mountinfo`, Want: "1"},
+			},
+		})
+		wantRootfsOK(t, res)
+	}
+}
+
 // On a v1 or hybrid host, in a cgroup namespace whose root is below the
 // host's mount of a hierarchy, that hierarchy is mounted afresh, rooted at
 // init's own cgroup.
