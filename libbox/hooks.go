@@ -46,7 +46,9 @@ func ociState(id string, cfg *Config, status Status, pid int, created time.Time,
 func runHooks(name string, hooks []Hook, state []byte) error {
 	for i, h := range hooks {
 		if err := runHook(h, state); err != nil {
-			return fmt.Errorf("%s hook #%d (%s): %w", name, i, h.Path, err)
+			// runc's text up to the colon ("error running
+			// createRuntime hook #1:"): callers match it.
+			return fmt.Errorf("error running %s hook #%d: %s: %w", name, i, h.Path, err)
 		}
 	}
 	return nil

@@ -295,7 +295,7 @@ func (pe *pendingExec) run(sock *syncSocket, hooks []Hook, state []byte) error {
 	if err := pe.filters.apply(sock); err != nil {
 		return err
 	}
-	if err := runHooks("startContainer", hooks, state); err != nil {
+	if err := runHooks("startContainer", withDefaultEnv(hooks, pe.env), state); err != nil {
 		return err
 	}
 	switch {
@@ -600,4 +600,18 @@ func sendHeld(sock *syncSocket) error {
 		return err
 	}
 	return sendFds(sock, fds)
+}
+
+// withDefaultEnv gives the startContainer hooks that set no env the
+// container process's environment, as runc's always have (runtime-spec
+// leaves it open; hooks written for runc read the process's variables).
+func withDefaultEnv(hooks []Hook, env []string) []Hook {
+	out := make([]Hook, len(hooks))
+	for i, h := range hooks {
+		if h.Env == nil {
+			h.Env = env
+		}
+		out[i] = h
+	}
+	return out
 }

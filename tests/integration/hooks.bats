@@ -111,7 +111,7 @@ add_hook() {
 	runtime start "$CID"
 	[ "$status" -ne 0 ]
 	if ! is_runc; then
-		[[ "$output" == *"startContainer hook #0 (/hook.sh)"*"hook startContainer failed on purpose"* ]]
+		[[ "$output" == *"error running startContainer hook #0: /hook.sh:"*"hook startContainer failed on purpose"* ]]
 	fi
 	[ ! -e "$OUT/ran" ]
 	wait_for_status "$CID" stopped
@@ -155,7 +155,21 @@ add_hook() {
 	set_args sleep 1000
 	runtime create -b "$BUNDLE" "$CID"
 	[ "$status" -ne 0 ]
+	# runc's text, which callers match: "error running KIND hook #N:".
+	[[ "$output" == *"error running createRuntime hook #0:"*"hook createRuntime failed on purpose"* ]]
 	assert_nothing_left "$CID"
+}
+
+@test "hooks: a startContainer hook without env gets the process's environment, as in runc" {
+	update_config '.hooks.startContainer = [{path: "/hook.sh", args: ["hook.sh", "startContainer", "/hooklog"]}]
+		| .process.env = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "ONE=two"]'
+	# A hook that sets env gets exactly that.
+	update_config '.hooks.startContainer += [{path: "/hook.sh", args: ["hook.sh", "second", "/hooklog"], env: ["HOOKVAR=set"]}]'
+	run_sh true
+	[ "$status" -eq 0 ]
+	grep -qx "ONE=two" "$OUT/startContainer.env"
+	grep -qx "HOOKVAR=set" "$OUT/second.env"
+	! grep -q "^ONE=" "$OUT/second.env"
 }
 
 @test "hooks: a failing createContainer hook fails create and leaves nothing" {
