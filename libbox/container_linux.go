@@ -442,6 +442,14 @@ func (c *Container) pidfd() (int, error) {
 // 9` once init has exited, and fails to record the exit if that fails.
 func (c *Container) Signal(sig unix.Signal, all bool) error {
 	cg := c.cgroup()
+	// SIGKILL to a container without a pid namespace of its own kills all
+	// its processes, as runc's (1.2 and later) does: the kernel kills the
+	// rest with init only when init is a pid namespace's init, and they
+	// would be left behind, running, init gone or not.
+	implied := sig == unix.SIGKILL && !all && !c.ownPidNS()
+	if implied {
+		all = true
+	}
 	if c.Status() == Stopped {
 		if !all {
 			return &notRunningError{c.st.ID}
@@ -450,6 +458,9 @@ func (c *Container) Signal(sig unix.Signal, all bool) error {
 			if cg == nil && c.tracksExecs(nil) {
 				// Exec'd processes may outlive init here.
 				return c.signalAll(sig)
+			}
+			if implied {
+				return &notRunningError{c.st.ID}
 			}
 			return nil
 		}

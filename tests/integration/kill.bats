@@ -138,3 +138,26 @@ run_trapper() {
 	# containerd's shim maps this text to "no such container" (not found).
 	[[ "$output" == *"does not exist"* ]]
 }
+
+@test "kill: KILL without --all kills every process of a container without its own pid namespace (runc 1.2+)" {
+	requires root
+	skip_if_runc "runc 1.1.5 signals init only"
+	# Init's child and an exec'd process would outlive init otherwise: only a
+	# pid namespace's init takes the namespace's processes with it.
+	update_config '.linux.namespaces |= map(select(.type != "pid")) | .root.readonly = false
+		| .process.args = ["sh", "-c", "sleep 1000 & echo $! >/tmp/child; exec sleep 1000"]'
+	runtime_ok run -d -b "$BUNDLE" "$CID"
+	retry 100 0.05 test -s "$BUNDLE/rootfs/tmp/child"
+	child=$(cat "$BUNDLE/rootfs/tmp/child")
+	runtime_ok exec -d --pid-file "$BATS_TEST_TMPDIR/exec.pid" "$CID" sleep 1000
+	execd=$(cat "$BATS_TEST_TMPDIR/exec.pid")
+	grep -qx sleep "/proc/$child/comm"
+	grep -qx sleep "/proc/$execd/comm"
+
+	runtime_ok kill "$CID" KILL
+	wait_pid_gone "$child"
+	wait_pid_gone "$execd"
+	wait_for_status "$CID" stopped
+	runtime_ok delete "$CID"
+	[ ! -e "$ROOT/$CID" ]
+}
