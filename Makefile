@@ -28,6 +28,7 @@ help:
 	@echo "make test-clients          podman, containerd, its CRI plugin (crictl) and dockerd running their containers on $(BINARY) (root)"
 	@echo "make crictl                crictl $(CRICTL_VERSION) for the CRI suite, from the Go module proxy"
 	@echo "make test-cgroup2          the cgroup suites on a pure cgroup v2 kernel (QEMU VM), root and rootless"
+	@echo "make runtime-tools         the OCI runtime-tools validation suite against \$$RUNTIME (root; ~2 min)"
 	@echo "make bench                 time '$(BINARY) run' against runc, the sandbox against bwrap"
 	@echo "make lint                  gofmt and go vet"
 	@echo "make demo                  run a program in a sandbox with no bundle"
@@ -203,3 +204,10 @@ fuzz:
 .PHONY: test-cgroup2
 test-cgroup2:
 	scripts/test-cgroup2.sh
+
+# The OCI runtime-tools validation suite (fetched through the Go module
+# proxy, built once under $$XDG_CACHE_HOME) against $$RUNTIME, as root.
+# RUNTIME_TESTS= names validation programs to run; default all.
+.PHONY: runtime-tools
+runtime-tools: build
+	scripts/runtime-tools.sh $(RUNTIME_TESTS)
