@@ -31,6 +31,11 @@ func Init() error {
 	os.Clearenv()
 	sock := &syncSocket{f: os.NewFile(uintptr(fd), "sync")}
 	m, err := sock.recv()
+	if errors.Is(err, errSyncEOF) {
+		// The parent gave up before sending the config (a cgroup limit
+		// it could not set) and reports why itself.
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
@@ -57,8 +62,14 @@ func Init() error {
 		err = fmt.Errorf("init: unexpected first message %q", m.Type)
 	}
 	// Both return only on failure. The parent reports the error; it is
-	// returned only when it could not be sent there.
+	// returned only when it could not be sent there. A parent that has
+	// closed its end gave up on init and reports its own error (the one it
+	// sent here, or why it stopped listening): printing ours too would be
+	// a second line, or "peer closed the sync socket".
 	if serr := sock.send(syncMsg{Type: syncError, Error: err.Error(), ErrorKind: errorKindOf(err)}); serr != nil {
+		if errors.Is(serr, unix.EPIPE) || errors.Is(serr, unix.ECONNRESET) {
+			return nil
+		}
 		return err
 	}
 	return nil

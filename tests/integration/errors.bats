@@ -203,6 +203,42 @@ one_line_error() {
 	assert_nothing_left "$CID"
 }
 
+@test "errors: a failure in the runtime during create is reported once, not again by init" {
+	# The runtime tells init (a failed createRuntime hook) or gives up on
+	# it (closes the sync socket) and reports the error itself; init, whose
+	# peer is gone, must not print it a second time, nor "peer closed the
+	# sync socket". Both orders of their race are tried.
+	update_config '.hooks = {"createRuntime": [{"path": "/bin/false"}]}'
+	set_args true
+	local i
+	for i in 1 2 3 4 5 6; do
+		runtime create -b "$BUNDLE" "$CID"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"createRuntime hook #0"* ]] || fail "no hook error: $output"
+		one_line_error
+		[[ "$output" != *"nanobox-runc init:"* ]] || fail "init printed too: $output"
+		assert_nothing_left "$CID"
+	done
+}
+
+@test "errors: a cgroup limit the kernel refuses is reported once, not again by init" {
+	requires root
+	# The runtime writes the limits while init waits for its config, then
+	# closes the socket; init must not add "peer closed the sync socket".
+	# A period above 1 s is refused by cgroup v1 and v2 alike.
+	update_config '.linux.resources.cpu = {"quota": 1000, "period": 9999999}'
+	set_args true
+	local i
+	for i in 1 2 3 4 5 6 7 8; do
+		runtime create -b "$BUNDLE" "$CID"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"9999999"* ]] || fail "no cgroup error: $output"
+		one_line_error
+		[[ "$output" != *"nanobox-runc init:"* ]] || fail "init printed too: $output"
+		assert_nothing_left "$CID"
+	done
+}
+
 @test "errors: a missing argument or an extra one" {
 	runtime create -b "$BUNDLE"
 	[ "$status" -ne 0 ]
