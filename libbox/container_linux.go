@@ -380,7 +380,7 @@ func (c *Container) startWith(msg []byte, reread bool) error {
 		// pid. (Derived now, it could already read stopped: a short
 		// program may have exited before the hook runs.)
 		st := ociState(c.st.ID, c.st.Config, Running, c.st.InitPid, c.st.Created, c.st.Owner)
-		if err := runHooks("poststart", hooks, marshalState(st)); err != nil {
+		if err := runAllHooks("poststart", hooks, marshalState(st)); err != nil {
 			return &WarningError{Err: err}
 		}
 	}
@@ -523,7 +523,7 @@ func (c *Container) Delete(force bool) error {
 		st := c.State()
 		st.Status = Stopped
 		st.Pid = 0
-		warn = runHooks("poststop", hooks, marshalState(st))
+		warn = runAllHooks("poststop", hooks, marshalState(st))
 	}
 	if cg := c.cgroup(); cg != nil {
 		// Also after init was SIGKILLed: leftovers are killed first. A

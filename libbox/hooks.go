@@ -54,6 +54,20 @@ func runHooks(name string, hooks []Hook, state []byte) error {
 	return nil
 }
 
+// runAllHooks runs every hook in order, each with state on stdin, and
+// returns their failures joined: for poststart and poststop, whose failure
+// the OCI runtime spec makes a warning after which "the remaining hooks
+// and lifecycle continue as if the hook had succeeded".
+func runAllHooks(name string, hooks []Hook, state []byte) error {
+	var errs []error
+	for i, h := range hooks {
+		if err := runHook(h, state); err != nil {
+			errs = append(errs, fmt.Errorf("error running %s hook #%d: %s: %w", name, i, h.Path, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 func runHook(h Hook, state []byte) error {
 	ctx := context.Background()
 	if h.Timeout > 0 {

@@ -203,6 +203,30 @@ add_hook() {
 	assert_nothing_left "$CID"
 }
 
+@test "hooks: after a failing poststart or poststop hook the remaining ones still run" {
+	# OCI runtime spec, "Lifecycle": the runtime logs a warning and the
+	# remaining hooks and lifecycle continue as if the hook had succeeded
+	# (runtime-tools' poststart_fail, poststop_fail).
+	add_hook poststart fail
+	add_hook poststop fail
+	local k
+	for k in poststart poststop; do
+		update_config '.hooks[$k] += [{path: $p, args: ["hook.sh", ($k + "-after"), $o]}]' \
+			"$BUNDLE" --arg k "$k" --arg p "$HOOKDIR/hook.sh" --arg o "$OUT"
+	done
+	set_args sleep 1000
+	runtime_ok run -d -b "$BUNDLE" "$CID"
+	[ -e "$OUT/poststart.json" ]
+	[ -e "$OUT/poststart-after.json" ] || fail "the poststart hook after the failed one did not run"
+	runtime_ok state "$CID"
+	[ "$(jq -r .status <<<"$output")" = running ]
+	runtime delete --force "$CID"
+	[ "$status" -eq 0 ]
+	[ -e "$OUT/poststop.json" ]
+	[ -e "$OUT/poststop-after.json" ] || fail "the poststop hook after the failed one did not run"
+	assert_nothing_left "$CID"
+}
+
 @test "hooks: a hook whose path does not exist fails create" {
 	update_config '.hooks.prestart = [{path: "/no/such/hook"}]'
 	set_args sleep 1000
