@@ -16,6 +16,7 @@
 #
 # Failures that are not nanobox-runc's (runc 1.1.5 fails each of them too):
 #   delete 2-3            delete of a created container succeeds, as runc's
+#   linux_cgroups_{blkio,hugetlb,network}  (no plan) as the relative ones
 #   hooks_stdin 1         prestart hooks see status "creating", as runc's
 #   linux_cgroups_*devices 3  devices.list order: the cgroups library writes
 #                         an equivalent minimal transition
@@ -31,6 +32,8 @@
 #   process_rlimits 13    runtimetest's Go runtime raises its own soft
 #                         RLIMIT_NOFILE to hard-1
 #   process_rlimits_fail  passes: prints no plan when the runtime refuses
+#   hooks, prestart       (diagnostic only) the suite expects hook output it
+#                         never writes; prestart hooks after start (pre-1.0)
 #   start 7               the suite wants create without process to succeed
 set -euo pipefail
 
@@ -116,9 +119,15 @@ for t in "${tests[@]}"; do
 	total_ok=$((total_ok + ok)) total_fail=$((total_fail + bad))
 	note=
 	grep -q '^1\.\.' "$OUT/$n.tap" || note=" (no plan: exit $rc, see $n.err)"
+	# Some programs (hooks, prestart, *_fail) report a failure only as a
+	# YAML "error" with no test line at all.
+	if [[ $ok -eq 0 && $bad -eq 0 ]] && grep -q '"error": "[^"]' "$OUT/$n.tap"; then
+		note=" (fails in a diagnostic only, see $n.tap)"
+		bad=1 total_fail=$((total_fail + 1))
+	fi
 	if [[ $bad -gt 0 ]]; then
 		failed+=("$n")
-		grep '^not ok' "$OUT/$n.tap" | sed "s/^/  $n: /"
+		{ grep '^not ok' "$OUT/$n.tap" || true; } | sed "s/^/  $n: /"
 	fi
 	printf '%-40s ok %4d  not ok %3d%s\n' "$n" "$ok" "$bad" "$note"
 done
