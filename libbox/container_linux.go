@@ -717,8 +717,13 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	err = child.serve(func(m syncMsg) (bool, error) {
 		switch m.Type {
 		case syncHooks:
-			hooks := append(append([]Hook(nil), cfg.Hooks.Prestart...), cfg.Hooks.CreateRuntime...)
-			if err := runHooks("createRuntime", hooks, state); err != nil {
+			// Prestart (the deprecated alias) runs first, under its own
+			// name in errors, as in runc.
+			err := runHooks("prestart", cfg.Hooks.Prestart, state)
+			if err == nil {
+				err = runHooks("createRuntime", cfg.Hooks.CreateRuntime, state)
+			}
+			if err != nil {
 				_ = child.sock.send(syncMsg{Type: syncError, Error: err.Error()})
 				return false, err
 			}

@@ -145,6 +145,8 @@ add_hook() {
 	set_args sleep 1000
 	runtime create -b "$BUNDLE" "$CID"
 	[ "$status" -ne 0 ]
+	# Named prestart, not createRuntime (its successor, run next).
+	[[ "$output" == *"error running prestart hook #0:"* ]]
 	[ -e "$OUT/prestart.json" ]
 	[ ! -e "$OUT/poststart.json" ]
 	assert_nothing_left "$CID"
