@@ -72,7 +72,9 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 		return 0, fmt.Errorf("container %s %w: cannot exec in a stopped container", c.st.ID, ErrNotRunning)
 	case Paused:
 		if !opts.IgnorePaused {
-			return 0, fmt.Errorf("container %s %w: resume it first, or use --ignore-paused", c.st.ID, ErrPaused)
+			// runc's text ("cannot exec in a paused container"), which
+			// callers match, then ours.
+			return 0, fmt.Errorf("cannot exec in a paused container: container %s %w: resume it first, or use --ignore-paused", c.st.ID, ErrPaused)
 		}
 	}
 	if len(p.Args) == 0 {
