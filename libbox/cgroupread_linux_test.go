@@ -51,11 +51,12 @@ func TestCPUAcctUsageAll(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "cpuacct.usage_all")); err != nil {
 		t.Skipf("no cgroup v1 cpuacct here: %v", err)
 	}
-	u0, err1 := readUint(filepath.Join(root, "cpuacct.usage_user"))
-	s0, err2 := readUint(filepath.Join(root, "cpuacct.usage_sys"))
+	var plain *statReader // reads the plain way, as a report without a prefetch
+	u0, err1 := plain.readUint(filepath.Join(root, "cpuacct.usage_user"))
+	s0, err2 := plain.readUint(filepath.Join(root, "cpuacct.usage_sys"))
 	u, s, err3 := cpuacctUsageAll(nil, filepath.Join(root, "cpuacct.usage_all"))
-	u1, err4 := readUint(filepath.Join(root, "cpuacct.usage_user"))
-	s1, err5 := readUint(filepath.Join(root, "cpuacct.usage_sys"))
+	u1, err4 := plain.readUint(filepath.Join(root, "cpuacct.usage_user"))
+	s1, err5 := plain.readUint(filepath.Join(root, "cpuacct.usage_sys"))
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		t.Fatal(err)
 	}

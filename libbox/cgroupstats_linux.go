@@ -1,7 +1,6 @@
 package libbox
 
 import (
-	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -46,23 +45,7 @@ func (r *statReader) read(path string) ([]byte, error) {
 		}
 		r.fds[path] = fd
 	}
-	buf := make([]byte, 0, 512)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := unix.Pread(fd, buf[len(buf):cap(buf)], int64(len(buf)))
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "pread", Path: path, Err: err}
-		}
-		if n == 0 {
-			return buf, nil
-		}
-		buf = buf[:len(buf)+n]
-	}
+	return readWhole(fd, path, true)
 }
 
 func (r *statReader) readUint(path string) (uint64, error) {

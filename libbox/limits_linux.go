@@ -400,32 +400,40 @@ func readCgroupFile(path string) ([]byte, error) {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
+	return readWhole(fd, path, false)
+}
+
+// readWhole reads fd to its end: with pread from offset 0 when positional
+// (a descriptor read again and again, statReader: each pread at 0 makes a
+// cgroup file anew), with read otherwise.
+func readWhole(fd int, path string, positional bool) ([]byte, error) {
+	op := "read"
+	if positional {
+		op = "pread"
+	}
 	buf := make([]byte, 0, 512)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		var n int
+		var err error
+		if positional {
+			n, err = unix.Pread(fd, buf[len(buf):cap(buf)], int64(len(buf)))
+		} else {
+			n, err = unix.Read(fd, buf[len(buf):cap(buf)])
+		}
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+			return nil, &os.PathError{Op: op, Path: path, Err: err}
 		}
 		if n == 0 {
 			return buf, nil
 		}
 		buf = buf[:len(buf)+n]
 	}
-}
-
-// statField reads "key value" from a flat-keyed cgroup file.
-func statField(path, key string) (uint64, error) {
-	b, err := readCgroupFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return parseStatField(b, path, key)
 }
 
 func parseStatField(b []byte, path, key string) (uint64, error) {
@@ -440,15 +448,6 @@ func parseStatField(b []byte, path, key string) (uint64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s has no %s", path, key)
-}
-
-// readUint reads a file holding one number.
-func readUint(path string) (uint64, error) {
-	b, err := readCgroupFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return parseUint(b, path)
 }
 
 func parseUint(b []byte, path string) (uint64, error) {
