@@ -543,6 +543,27 @@ func (h *cgroupHandle) oomKills() (uint64, error) {
 	return h.m.OOMKillCount()
 }
 
+// oomKillsWith is oomKills with the count's file (memory.events on cgroup
+// v2, memory.oom_control on v1, key oom_kill: what the cgroup manager
+// reads) read through r; without r, or when that read fails, the
+// manager's own read.
+func (h *cgroupHandle) oomKillsWith(r *statReader) (uint64, error) {
+	if r != nil {
+		var file string
+		if cgroups.IsCgroup2UnifiedMode() {
+			file = filepath.Join(h.m.Path(""), "memory.events")
+		} else if dir := h.m.Path("memory"); dir != "" {
+			file = filepath.Join(dir, "memory.oom_control")
+		}
+		if file != "" {
+			if n, err := r.statField(file, "oom_kill"); err == nil {
+				return n, nil
+			}
+		}
+	}
+	return h.oomKills()
+}
+
 // OOMKillAnnotation is added to a container's state annotations once the
 // kernel's OOM killer has killed a process in it; the value is the count
 // (memory.events oom_kill on cgroup v2, memory.oom_control oom_kill on v1).

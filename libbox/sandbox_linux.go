@@ -864,24 +864,8 @@ func measureCgroup(h *cgroupHandle) cgroupMeasures { return measureCgroupWith(h,
 func measureCgroupWith(h *cgroupHandle, r *statReader) cgroupMeasures {
 	m := cgroupMeasures{cpu: cgroupCPUWith(h, r)}
 	v2 := cgroups.IsCgroup2UnifiedMode()
-	// The OOM kill count as the cgroup manager reads it (memory.events
-	// or memory.oom_control, key oom_kill), through r when it has the
-	// file.
-	var oomFile string
-	if dir := h.m.Path("memory"); v2 {
-		oomFile = filepath.Join(h.m.Path(""), "memory.events")
-	} else if dir != "" {
-		oomFile = filepath.Join(dir, "memory.oom_control")
-	}
-	var oomErr error = errors.New("no statReader")
-	if r != nil && oomFile != "" {
-		m.oomKills, oomErr = r.statField(oomFile, "oom_kill")
-	}
-	if oomErr != nil {
-		m.oomKills = 0
-		if n, err := h.oomKills(); err == nil {
-			m.oomKills = n
-		}
+	if n, err := h.oomKillsWith(r); err == nil {
+		m.oomKills = n
 	}
 	if v2 {
 		m.version = "v2"
