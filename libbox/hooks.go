@@ -44,14 +44,7 @@ func ociState(id string, cfg *Config, status Status, pid int, created time.Time,
 // runHooks runs hooks in order, each with state on stdin, stopping at the
 // first failure. name is the hook kind, for error messages.
 func runHooks(name string, hooks []Hook, state []byte) error {
-	for i, h := range hooks {
-		if err := runHook(h, state); err != nil {
-			// runc's text up to the colon ("error running
-			// createRuntime hook #1:"): callers match it.
-			return fmt.Errorf("error running %s hook #%d: %s: %w", name, i, h.Path, err)
-		}
-	}
-	return nil
+	return runHookList(name, hooks, state, true)
 }
 
 // runAllHooks runs every hook in order, each with state on stdin, and
@@ -59,10 +52,22 @@ func runHooks(name string, hooks []Hook, state []byte) error {
 // the OCI runtime spec makes a warning after which "the remaining hooks
 // and lifecycle continue as if the hook had succeeded".
 func runAllHooks(name string, hooks []Hook, state []byte) error {
+	return runHookList(name, hooks, state, false)
+}
+
+// runHookList runs hooks in order; with stopAtFirst it returns the first
+// failure, otherwise it runs them all and returns their failures joined.
+func runHookList(name string, hooks []Hook, state []byte, stopAtFirst bool) error {
 	var errs []error
 	for i, h := range hooks {
 		if err := runHook(h, state); err != nil {
-			errs = append(errs, fmt.Errorf("error running %s hook #%d: %s: %w", name, i, h.Path, err))
+			// runc's text up to the colon ("error running
+			// createRuntime hook #1:"): callers match it.
+			err = fmt.Errorf("error running %s hook #%d: %s: %w", name, i, h.Path, err)
+			if stopAtFirst {
+				return err
+			}
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
