@@ -171,6 +171,40 @@ func checkNoMounts(t *testing.T, dir string) {
 	}
 }
 
+// The descriptors the pool holds for a ready sandbox (its mount
+// namespace, the detached mounts' duplicates: CreateOpts.holdRefs) are the
+// runtime's, never the program's: a pooled program has only its stdio and
+// what it opens itself. A leaked mount namespace descriptor would let it
+// setns back into a namespace outside its chroot's view.
+func TestSandboxPoolHeldNotInside(t *testing.T) {
+	p := newTestPool(t, Options{}, 1)
+	res, err := p.Run(context.Background(), "/bin/ls", "-l", "/proc/self/fd/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRunStatus(t, res, StatusOK)
+	var fds []string
+	for _, line := range strings.Split(string(res.Stdout), "\n") {
+		before, target, ok := strings.Cut(line, " -> ")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(before)
+		fd := f[len(f)-1]
+		switch {
+		case fd == "0" || fd == "1" || fd == "2":
+		case strings.HasPrefix(target, "/proc/") && strings.HasSuffix(target, "/fd"):
+			// ls's own descriptor of the directory it lists.
+		default:
+			t.Errorf("the pooled program has descriptor %s -> %s", fd, target)
+		}
+		fds = append(fds, fd)
+	}
+	if len(fds) < 3 {
+		t.Fatalf("ls listed %d descriptors, want at least stdio: %q", len(fds), res.Stdout)
+	}
+}
+
 // 1000 runs through a pool, two at a time: none fails, and nothing is
 // left once it is closed.
 func TestSandboxPoolThousandRuns(t *testing.T) {
