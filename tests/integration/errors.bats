@@ -203,6 +203,20 @@ one_line_error() {
 	assert_nothing_left "$CID"
 }
 
+# create_fails_once N TEXT: N creates of the bundle each fail with one line
+# naming TEXT, none with a second error from init, none leaving anything.
+create_fails_once() {
+	local n=$1 text=$2 i
+	for ((i = 0; i < n; i++)); do
+		runtime create -b "$BUNDLE" "$CID"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"$text"* ]] || fail "no error naming $text: $output"
+		one_line_error
+		[[ "$output" != *"nanobox-runc init:"* ]] || fail "init printed too: $output"
+		assert_nothing_left "$CID"
+	done
+}
+
 @test "errors: a failure in the runtime during create is reported once, not again by init" {
 	# The runtime tells init (a failed createRuntime hook) or gives up on
 	# it (closes the sync socket) and reports the error itself; init, whose
@@ -210,15 +224,7 @@ one_line_error() {
 	# sync socket". Both orders of their race are tried.
 	update_config '.hooks = {"createRuntime": [{"path": "/bin/false"}]}'
 	set_args true
-	local i
-	for i in 1 2 3 4 5 6; do
-		runtime create -b "$BUNDLE" "$CID"
-		[ "$status" -ne 0 ]
-		[[ "$output" == *"createRuntime hook #0"* ]] || fail "no hook error: $output"
-		one_line_error
-		[[ "$output" != *"nanobox-runc init:"* ]] || fail "init printed too: $output"
-		assert_nothing_left "$CID"
-	done
+	create_fails_once 6 "createRuntime hook #0"
 }
 
 @test "errors: a cgroup limit the kernel refuses is reported once, not again by init" {
@@ -228,15 +234,7 @@ one_line_error() {
 	# A period above 1 s is refused by cgroup v1 and v2 alike.
 	update_config '.linux.resources.cpu = {"quota": 1000, "period": 9999999}'
 	set_args true
-	local i
-	for i in 1 2 3 4 5 6 7 8; do
-		runtime create -b "$BUNDLE" "$CID"
-		[ "$status" -ne 0 ]
-		[[ "$output" == *"9999999"* ]] || fail "no cgroup error: $output"
-		one_line_error
-		[[ "$output" != *"nanobox-runc init:"* ]] || fail "init printed too: $output"
-		assert_nothing_left "$CID"
-	done
+	create_fails_once 8 9999999
 }
 
 @test "errors: a missing argument or an extra one" {
