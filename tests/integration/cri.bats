@@ -382,6 +382,84 @@ logs_of() {
 	cc_ok rmp "$POD"
 }
 
+@test "cri: a privileged container: every capability and the host's devices" {
+	# A host device outside the default set that this host lets root open.
+	local dev= d
+	for d in /dev/loop0 /dev/kmsg /dev/loop-control; do
+		if [[ -e $d ]] && : <"$d" 2>/dev/null; then
+			dev=$d
+			break
+		fi
+	done
+	[ -n "$dev" ] || skip "no host device outside the default set opens here"
+	runp "$P" '.linux.security_context.privileged = true'
+	start_ctr c1 '.linux.security_context.privileged = true' \
+		sh -c "$CAPEFF_SNIPPET; : <$dev && echo opened"
+	wait_ctr_state "$CTR" CONTAINER_EXITED
+	run logs_of "$CTR"
+	echo "$output"
+	# Every capability of the bounding set the runtime was started with.
+	[ "${lines[0]}" = "$(grep ^CapBnd: /proc/self/status | cut -f2)" ]
+	[ "${lines[1]}" = opened ]
+	# (Its /sys is read-only all the same, with runc too: the pod's pause
+	# container mounted its network namespace's sysfs read-only first, and
+	# a mount of it shares that superblock.)
+	# The same pod's unprivileged container has none of that.
+	start_ctr c2 . sh -c "$CAPEFF_SNIPPET; test -e $dev || echo no-dev; grep ' /sys ' /proc/mounts | cut -d' ' -f4 | cut -d, -f1"
+	wait_ctr_state "$CTR" CONTAINER_EXITED
+	run logs_of "$CTR"
+	echo "$output"
+	[ "${lines[0]}" != "$(grep ^CapBnd: /proc/self/status | cut -f2)" ]
+	[ "${lines[1]}" = no-dev ]
+	[ "${lines[2]}" = ro ]
+}
+
+@test "cri: the pod's sysctls reach its containers" {
+	local host
+	host=$(cat /proc/sys/kernel/shm_rmid_forced)
+	runp "$P" '.linux.sysctls = {"kernel.shm_rmid_forced": "1", "net.ipv4.ip_local_port_range": "40000 50000"}'
+	start_ctr c1 . cat /proc/sys/kernel/shm_rmid_forced /proc/sys/net/ipv4/ip_local_port_range
+	wait_ctr_state "$CTR" CONTAINER_EXITED
+	run logs_of "$CTR"
+	echo "$output"
+	[ "${lines[0]}" = 1 ]
+	[ "$(echo ${lines[1]})" = "40000 50000" ]
+	# Namespaced sysctls: the node's are untouched.
+	[ "$(cat /proc/sys/kernel/shm_rmid_forced)" = "$host" ]
+}
+
+@test "cri: a pod on the node's pid, ipc and network namespaces" {
+	local ns='{network: 2, pid: 2, ipc: 2}'
+	# The kubelet gives a pod on the node's network no hostname (the UTS
+	# namespace is the node's too; runc refuses a hostname without one).
+	runp "$P" 'del(.hostname) | .linux.security_context.namespace_options = '"$ns"
+	start_ctr c1 '.linux.security_context.namespace_options = '"$ns" \
+		sh -c 'for n in pid ipc net uts; do readlink /proc/self/ns/$n; done'
+	wait_ctr_state "$CTR" CONTAINER_EXITED
+	run logs_of "$CTR"
+	echo "$output"
+	# "Node" is containerd's: the host's pid, ipc and uts namespaces, and
+	# the network namespace containerd runs in (the suite's own).
+	[ "${lines[0]}" = "$(readlink /proc/self/ns/pid)" ]
+	[ "${lines[1]}" = "$(readlink /proc/self/ns/ipc)" ]
+	[ "${lines[2]}" = "$(readlink "/proc/$(cat "$CRI_DIR/containerd.pid")/ns/net")" ]
+	[ "${lines[2]}" != "$(readlink /proc/self/ns/net)" ]
+	[ "${lines[3]}" = "$(readlink /proc/self/ns/uts)" ]
+}
+
+@test "cri: exec --sync past its timeout fails, and its process is killed" {
+	runp "$P"
+	start_ctr c1 . sleep 1000
+	cc exec --sync --timeout 1 "$CTR" sleep 6123
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *timeout* ]]
+	# The shim kills the exec at the deadline; the container goes on.
+	retry 100 0.1 eval '! pgrep -fx "sleep 6123" >/dev/null'
+	[ "$(ctr_state "$CTR")" = CONTAINER_RUNNING ]
+	cc_ok exec -s "$CTR" echo still
+	[ "$output" = still ]
+}
+
 @test "cri: pod teardown leaves no cgroup, mount, state dir, netns or process behind" {
 	runp "$P"
 	cc_ok inspectp -o json "$POD"
