@@ -264,6 +264,51 @@ TRAPPER='trap "echo bye; exit 0" TERM; echo started; while :; do sleep 0.1; done
 	[[ "$output" == *0 ]]
 }
 
+@test "docker run --privileged and --device" {
+	local dev= d
+	for d in /dev/loop0 /dev/kmsg /dev/loop-control; do
+		if [[ -e $d ]] && : <"$d" 2>/dev/null; then
+			dev=$d
+			break
+		fi
+	done
+	[ -n "$dev" ] || skip "no host device outside the default set opens here"
+	drun --rm --privileged "$BUSYBOX_REF" sh -c "$CAPEFF_SNIPPET; : <$dev && echo opened; grep ^Seccomp: /proc/self/status"
+	[ "$status" -eq 0 ]
+	# Every capability Docker knows (0 to 37, CAP_AUDIT_READ, in every
+	# Docker since 20.10) that the bounding set holds, nothing beyond it.
+	local eff=$((0x${lines[0]})) bnd=$((0x$(grep ^CapBnd: /proc/self/status | cut -f2)))
+	[ $((eff & ~bnd)) -eq 0 ]
+	[ $((eff & 0x3fffffffff)) -eq $((bnd & 0x3fffffffff)) ]
+	[ "${lines[1]}" = opened ]
+	[[ "${lines[2]}" == *0 ]]
+	# Without --privileged the device is not there; with --device it is,
+	# under the name given, and only it.
+	drun --rm "$BUSYBOX_REF" test -e "$dev"
+	[ "$status" -ne 0 ]
+	drun --rm --device "$dev:/dev/given" "$BUSYBOX_REF" sh -c ": </dev/given && echo opened; test -e $dev || echo only-given"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = opened ]
+	[ "${lines[1]}" = only-given ]
+}
+
+@test "docker run --init, --sysctl, --pid host, --ipc host" {
+	# docker-init (tini) as pid 1, the command its child.
+	if [[ -x /usr/sbin/docker-init || -x /usr/bin/docker-init || -x /usr/libexec/docker/docker-init ]]; then
+		drun --rm --init "$BUSYBOX_REF" sh -c 'cat /proc/1/comm; echo $$'
+		[ "$status" -eq 0 ]
+		[[ "${lines[0]}" == docker-init || "${lines[0]}" == tini* ]]
+		[ "${lines[1]}" != 1 ]
+	fi
+	drun --rm --sysctl kernel.shm_rmid_forced=1 "$BUSYBOX_REF" cat /proc/sys/kernel/shm_rmid_forced
+	[ "$status" -eq 0 ]
+	[ "$output" = 1 ]
+	drun --rm --pid host --ipc host "$BUSYBOX_REF" sh -c 'readlink /proc/self/ns/pid; readlink /proc/self/ns/ipc'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$(readlink /proc/self/ns/pid)" ]
+	[ "${lines[1]}" = "$(readlink /proc/self/ns/ipc)" ]
+}
+
 @test "docker: many containers in a row leave no state dirs, cgroups, mounts or processes" {
 	local ids=() n id
 	for n in $(seq 6); do
