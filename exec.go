@@ -33,6 +33,7 @@ Without --detach, nanobox-runc waits and exits with the process's status.`,
 		&cli.StringFlag{Name: "process", Aliases: []string{"p"}, Usage: "path to a process.json (OCI process object); - reads stdin"},
 		&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "allocate a pseudo-terminal"},
 		&cli.StringFlag{Name: "console-socket", Usage: "AF_UNIX socket path to send the pty master to"},
+		&cli.StringFlag{Name: "pidfd-socket", Usage: "AF_UNIX socket path to send a pidfd of the process to"},
 		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "do not wait for the process"},
 		&cli.StringFlag{Name: "pid-file", Usage: "write the process's pid to this file"},
 		&cli.StringFlag{Name: "cwd", Usage: "working directory in the container"},
@@ -102,6 +103,13 @@ func execProcess(c *cli.Context) (int, error) {
 			ttyPeer, opts.ConsoleSocket = peer, child
 		}
 	}
+	pidfdSock, err := dialPidfdSocket(c.String("pidfd-socket"))
+	if err != nil {
+		return 0, err
+	}
+	if pidfdSock != nil {
+		defer pidfdSock.Close()
+	}
 	var sigs chan os.Signal
 	if !detach {
 		var ready func()
@@ -111,6 +119,13 @@ func execProcess(c *cli.Context) (int, error) {
 	pid, err := ctr.Exec(p, opts)
 	if err != nil {
 		return 0, err
+	}
+	if pidfdSock != nil {
+		// The process is our unreaped child: the pid names it.
+		if err := sendExecPidfd(pid, pidfdSock); err != nil {
+			_ = unix.Kill(pid, unix.SIGKILL)
+			return 0, err
+		}
 	}
 	if pf := c.String("pid-file"); pf != "" {
 		if err := writePidFile(pf, pid); err != nil {
@@ -288,4 +303,14 @@ func parseUser(s string) (uid, gid uint32, hasGid bool, err error) {
 		return 0, 0, false, fmt.Errorf("--user %q: want a numeric UID[:GID]", s)
 	}
 	return uint32(u), uint32(g), true, nil
+}
+
+// sendExecPidfd sends a pidfd of the exec'd process over sock.
+func sendExecPidfd(pid int, sock *os.File) error {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return fmt.Errorf("pidfd socket: pidfd_open %d: %w", pid, err)
+	}
+	defer unix.Close(fd)
+	return sendPidfd(sock, "setns", fd)
 }

@@ -140,6 +140,7 @@ var createFlags = []cli.Flag{
 	&cli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Usage: "path to the bundle directory (default: the current directory)"},
 	&cli.StringFlag{Name: "pid-file", Usage: "write the init process's pid to this file"},
 	&cli.StringFlag{Name: "console-socket", Usage: "AF_UNIX socket path to send the pty master to, when process.terminal is true"},
+	&cli.StringFlag{Name: "pidfd-socket", Usage: "AF_UNIX socket path to send a pidfd of the container's init to"},
 	&cli.IntFlag{Name: "preserve-fds", Usage: "pass this many file descriptors beyond stdio (3, 4, ...) to the container"},
 	&cli.BoolFlag{Name: "no-pivot", Usage: "do not use pivot_root (for a rootfs on ramfs)"},
 	&cli.BoolFlag{Name: "no-new-keyring", Usage: "keep the caller's session keyring instead of a new one"},
@@ -197,12 +198,27 @@ func createContainer(c *cli.Context, consoleSocket *os.File, beforeInit func()) 
 	if cfg.Process.Terminal && opts.ConsoleSocket == nil {
 		return nil, errors.New("process.terminal is true in config.json: pass --console-socket, or set terminal to false")
 	}
+	// Connected before anything is made, so that a wrong path fails
+	// create with nothing to undo.
+	pidfdSock, err := dialPidfdSocket(c.String("pidfd-socket"))
+	if err != nil {
+		return nil, err
+	}
+	if pidfdSock != nil {
+		defer pidfdSock.Close()
+	}
 	if beforeInit != nil {
 		beforeInit()
 	}
 	ctr, err := rt.Create(id, cfg, opts)
 	if err != nil {
 		return nil, err
+	}
+	if pidfdSock != nil {
+		if err := sendInitPidfd(ctr, pidfdSock); err != nil {
+			_ = ctr.Delete(true)
+			return nil, err
+		}
 	}
 	logrus.Debugf("container %s created in %s: init pid %d", id, rt.Root, ctr.Pid())
 	if pf := c.String("pid-file"); pf != "" {
@@ -251,6 +267,48 @@ func dialConsoleSocket(path string) (*os.File, error) {
 		return nil, fmt.Errorf("connect to console socket %s: %w", path, err)
 	}
 	return os.NewFile(uintptr(fd), path), nil
+}
+
+// dialPidfdSocket connects to --pidfd-socket's path; nil without one.
+func dialPidfdSocket(path string) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("pidfd socket: %w", err)
+	}
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("connect to pidfd socket %s: %w", path, err)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// sendInitPidfd sends a pidfd of the container's init over sock.
+func sendInitPidfd(ctr *libbox.Container, sock *os.File) error {
+	pidfd, err := ctr.Pidfd()
+	if err != nil {
+		return fmt.Errorf("pidfd socket: %w", err)
+	}
+	defer pidfd.Close()
+	return sendPidfd(sock, "standard", int(pidfd.Fd()))
+}
+
+// sendPidfd sends a pidfd with SCM_RIGHTS, its message the kind of process
+// ("standard" for init, "setns" for an exec'd one), as runc's
+// --pidfd-socket does.
+func sendPidfd(sock *os.File, kind string, pidfd int) error {
+	for {
+		err := unix.Sendmsg(int(sock.Fd()), []byte(kind), unix.UnixRights(pidfd), nil, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("send pidfd to %s: %w", sock.Name(), err)
+		}
+		return nil
+	}
 }
 
 // writePidFile writes pid in decimal with no newline (conmon and the

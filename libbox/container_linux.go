@@ -434,6 +434,17 @@ func (c *Container) pidfd() (int, error) {
 	return fd, nil
 }
 
+// Pidfd is a pidfd of the container's init (pidfd_open(2)), checked to be
+// the process the container started (its pid was not recycled). The caller
+// closes it.
+func (c *Container) Pidfd() (*os.File, error) {
+	fd, err := c.pidfd()
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), "pidfd:"+strconv.Itoa(c.st.InitPid)), nil
+}
+
 // Signal sends sig to init, or with all to every process of the container.
 //
 // As in runc, all on a stopped container is not an error: it still reaches
