@@ -43,6 +43,7 @@ Without --detach, nanobox-runc waits and exits with the process's status.`,
 		&cli.StringSliceFlag{Name: "cap", Aliases: []string{"c"}, Usage: "add a capability (CAP_NAME)"},
 		&cli.BoolFlag{Name: "no-new-privs", Usage: "set no_new_privs for the process"},
 		&cli.StringFlag{Name: "apparmor", Usage: "set the apparmor profile for the process"},
+		&cli.StringFlag{Name: "process-label", Usage: "set the SELinux label for the process (refused where SELinux is enabled, ignored with a warning where it is not)"},
 		&cli.IntFlag{Name: "preserve-fds", Usage: "pass this many file descriptors beyond stdio to the process"},
 		&cli.BoolFlag{Name: "ignore-paused", Usage: "allow exec in a paused container"},
 		&cli.StringSliceFlag{Name: "cgroup", Usage: "run the process in an existing sub-cgroup of the container's: [CONTROLLER[,CONTROLLER...]:]PATH (may be repeated)"},
@@ -228,6 +229,9 @@ func execSpec(c *cli.Context, cfg *libbox.Config) (*libbox.Process, error) {
 			return nil, err
 		}
 		p.AppArmorProfile = profile
+	}
+	if err := specconv.SELinuxLabel("--process-label", c.String("process-label"), logrus.Warnf); err != nil {
+		return nil, err
 	}
 	if caps := c.StringSlice("cap"); len(caps) > 0 {
 		var cp libbox.Capabilities

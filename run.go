@@ -20,6 +20,9 @@ exits, unless --keep is given.`,
 	Flags: append([]cli.Flag{
 		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "start the container and exit without waiting"},
 		&cli.BoolFlag{Name: "keep", Usage: "do not delete the container after it exits"},
+		// runc makes a foreground run a child subreaper unless it is
+		// given; nanobox-runc never does, so the flag changes nothing.
+		&cli.BoolFlag{Name: "no-subreaper", Usage: "accepted for runc's command lines: nanobox-runc is never a subreaper"},
 	}, createFlags...),
 	Action: func(c *cli.Context) error {
 		code, err := runContainer(c)

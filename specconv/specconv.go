@@ -258,6 +258,14 @@ func lsmLabel(field, value, lsm string, enabled func() bool, warnf func(string, 
 	return nil
 }
 
+// SELinuxLabel checks an SELinux process label (field names where it comes
+// from): as process.selinuxLabel in config.json, an error on a host where
+// SELinux is enabled (this runtime cannot apply labels), and a warning
+// through warnf where it is not, where it confines nothing.
+func SELinuxLabel(field, label string, warnf func(string, ...any)) error {
+	return lsmLabel(field, label, "SELinux", host.seLinuxEnabled, warnf)
+}
+
 // AppArmorProfile checks an AppArmor profile for the process (field names
 // where it comes from, for the error) and returns it: applied by init right
 // before the program's execve on a host where AppArmor is enabled, and an
@@ -319,7 +327,7 @@ func ProcessFromSpec(sp *specs.Process, opts Options) (*libbox.Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lsmLabel("process.selinuxLabel", sp.SelinuxLabel, "SELinux", host.seLinuxEnabled, warnf); err != nil {
+	if err := SELinuxLabel("process.selinuxLabel", sp.SelinuxLabel, warnf); err != nil {
 		return nil, err
 	}
 

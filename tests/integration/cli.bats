@@ -103,6 +103,17 @@ COMMANDS=(create start run state list kill delete exec update pause resume ps ev
 	runtime_ok delete "nosuch-$CID" --force
 }
 
+@test "runc 1.3's run --no-subreaper and exec --process-label are accepted" {
+	set_args sleep 1000
+	runtime_ok run -d --no-subreaper -b "$BUNDLE" "$CID"
+	testcontainer "$CID" running
+	if [[ "$(cat /sys/fs/selinux/enforce 2>/dev/null)" == "" ]]; then
+		# No SELinux: the label confines nothing; a warning says so.
+		runtime_ok exec --process-label system_u:system_r:container_t:s0 "$CID" true
+		[[ "$output" == *"--process-label"*"SELinux is not enabled"* ]]
+	fi
+}
+
 @test "container ids: runc's set of characters, nothing that is a path or needs quoting" {
 	set_args sleep 1000
 	local id
