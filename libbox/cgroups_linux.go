@@ -211,7 +211,7 @@ func applyCgroup(id string, cfg *Config, rootless bool, pid int, log Logger) (*c
 	if len(cg.Resources.Unified) > 0 && !cgroups.IsCgroup2UnifiedMode() {
 		return nil, errors.New("linux.resources.unified needs a cgroup v2 host, and this one uses cgroup v1 (or the hybrid layout): set the limits through the v1 fields instead")
 	}
-	m, err := manager.New(cg)
+	m, err := newCgroupManager(cg)
 	if err != nil {
 		return nil, fmt.Errorf("cgroup: %w", err)
 	}
@@ -227,6 +227,110 @@ func applyCgroup(id string, cfg *Config, rootless bool, pid int, log Logger) (*c
 		return h, err
 	}
 	return h, h.set(cg.Resources, need)
+}
+
+// v1Subsystems are the hierarchies the library's cgroup v1 manager
+// (cgroups/fs) places a container in, by the names its paths map uses, in
+// its order; the cgroup v2 mount of a hybrid host ("") is added at run
+// time. TestNewCgroupManager checks the paths made from it against the
+// library's own.
+var v1Subsystems = []string{
+	"cpuset", "devices", "memory", "cpu", "cpuacct", "pids", "blkio", "hugetlb",
+	"net_cls", "net_prio", "perf_event", "freezer", "rdma", "name=systemd", "misc",
+}
+
+// newCgroupManager is manager.New(cg) with, on a cgroup v1 or hybrid host
+// and a relative cgroup (below the caller's own, the common case), the
+// per-hierarchy paths worked out here from one read of /proc/self/cgroup:
+// the library reads and parses it again for each of its ~16 hierarchies
+// (cgroups.GetOwnCgroupPath), which was a fifth of the runtime's CPU of a
+// run. The paths are the ones the library makes (its fs initPaths): the
+// own cgroup of each hierarchy, relative to the root of the first mount of
+// it (cgroups.FindCgroupMountpointAndRoot, whose mountinfo the library
+// caches), joined with the cleaned inner path; on a hybrid host the v2
+// mount gets the inner path below the mount itself, as the library does.
+// A hierarchy that is not there is skipped, except devices when device
+// rules are enforced (a missing devices cgroup is an error, for security,
+// as in the library). Absolute paths, systemd and cgroup v2 are left to
+// the library, which reads /proc/self/cgroup at most once for them.
+func newCgroupManager(cg *cgroups.Cgroup) (cgroups.Manager, error) {
+	if cg.Systemd || cgroups.IsCgroup2UnifiedMode() {
+		return manager.New(cg)
+	}
+	inner, err := innerCgroupPath(cg)
+	if err != nil || filepath.IsAbs(inner) {
+		return manager.New(cg)
+	}
+	own, err := cgroups.ParseCgroupFile("/proc/self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	names := v1Subsystems
+	if cgroups.IsCgroup2HybridMode() {
+		names = append(slices.Clip(names), "")
+	}
+	paths := make(map[string]string, len(names))
+	for _, name := range names {
+		p, err := v1SubsysPath(own, inner, name)
+		if err != nil {
+			if cgroups.IsNotFound(err) && (cg.SkipDevices || name != "devices") {
+				continue
+			}
+			return nil, err
+		}
+		paths[name] = p
+	}
+	return manager.NewWithPaths(cg, paths)
+}
+
+// v1SubsysPath is the library's subsysPath for a relative inner path, with
+// the caller's own cgroups (/proc/self/cgroup, parsed) given.
+func v1SubsysPath(own map[string]string, inner, name string) (string, error) {
+	cur, ok := own[name]
+	if !ok {
+		cur, ok = own[cgroups.CgroupNamePrefix+name]
+	}
+	if !ok {
+		return "", cgroups.NewNotFoundError(name)
+	}
+	if name == "" {
+		return filepath.Join("/sys/fs/cgroup/unified", inner), nil
+	}
+	mnt, root, err := cgroups.FindCgroupMountpointAndRoot("", name)
+	if err != nil {
+		return "", err
+	}
+	// In a nested container without a cgroup namespace, the own path is
+	// the host's, below the mount's root.
+	rel, err := filepath.Rel(root, cur)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(mnt, rel, inner), nil
+}
+
+// innerCgroupPath is the library's path of the cgroup below a mount
+// (cgroups/internal/path.Inner): Path, or Parent/Name, cleaned so that a
+// relative one cannot climb above its starting point.
+func innerCgroupPath(c *cgroups.Cgroup) (string, error) {
+	if (c.Name != "" || c.Parent != "") && c.Path != "" {
+		return "", errors.New("cgroup: either Path or Name and Parent should be used")
+	}
+	if p := cleanCgroupPath(c.Path); p != "" {
+		return p, nil
+	}
+	return filepath.Join(cleanCgroupPath(c.Parent), cleanCgroupPath(c.Name)), nil
+}
+
+func cleanCgroupPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	p, _ = filepath.Rel("/", filepath.Clean("/"+p))
+	return p
 }
 
 // join creates the cgroup if it does not exist yet and moves pid into it

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -325,5 +326,79 @@ func TestApplyCgroupForClone(t *testing.T) {
 	}
 	if got := strings.TrimSpace(string(b)); got != fmt.Sprint(cmd.Process.Pid) {
 		t.Fatalf("cgroup.procs after the clone: %q, want %d", got, cmd.Process.Pid)
+	}
+}
+
+// TestNewCgroupManager checks that the paths newCgroupManager works out
+// from one read of /proc/self/cgroup are the library's own, for each form
+// of cgroupsPath, rootful and rootless (no devices cgroup required), and
+// that it reads the file once where the library reads it per hierarchy.
+func TestNewCgroupManager(t *testing.T) {
+	requireCgroupfs(t)
+	specs := map[string]func() *cgroups.Cgroup{}
+	for _, in := range []string{"", "nanobox/x", "../../escape", "k8s.slice:cri-containerd:c1", "/libpod_parent/libpod-1", "/a/../../b", "a/./b/../c"} {
+		for _, rootless := range []bool{false, true} {
+			specs[fmt.Sprintf("%q rootless=%v", in, rootless)] = func() *cgroups.Cgroup {
+				cg, err := cgroupSpec("c1", &Config{CgroupsPath: in}, rootless)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return cg
+			}
+		}
+	}
+	specs["Parent and Name"] = func() *cgroups.Cgroup {
+		cg, _ := cgroupSpec("c1", &Config{}, false)
+		cg.Parent = "../p"
+		return cg
+	}
+	for name, spec := range specs {
+		want, err := manager.New(spec())
+		if err != nil {
+			t.Fatalf("%s: library: %v", name, err)
+		}
+		got, err := newCgroupManager(spec())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(got.GetPaths(), want.GetPaths()) {
+			t.Errorf("%s: paths\n%v\nthe library's\n%v", name, got.GetPaths(), want.GetPaths())
+		}
+	}
+	cg, _ := cgroupSpec("c1", &Config{}, false)
+	both := cg
+	both.Path = "x"
+	if _, err := newCgroupManager(both); err == nil {
+		t.Error("Path with Name: no error")
+	}
+	if cgroups.IsCgroup2UnifiedMode() {
+		return
+	}
+	// The read syscalls of the process (/proc/self/io): one parse of
+	// /proc/self/cgroup is two reads (the data, then EOF); the library's
+	// mountinfo is cached by the runs above.
+	syscr := func() int {
+		t.Helper()
+		b, err := os.ReadFile("/proc/self/io")
+		if err != nil {
+			t.Skipf("no /proc/self/io: %v", err)
+		}
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "syscr: "); ok {
+				n, _ := strconv.Atoi(strings.TrimSpace(v))
+				return n
+			}
+		}
+		t.Skip("no syscr in /proc/self/io")
+		return 0
+	}
+	cg, _ = cgroupSpec("c1", &Config{}, false)
+	before := syscr()
+	if _, err := newCgroupManager(cg); err != nil {
+		t.Fatal(err)
+	}
+	// (Reading /proc/self/io itself is a read or two.)
+	if n := syscr() - before; n > 6 {
+		t.Errorf("newCgroupManager made %d read syscalls, want one read of /proc/self/cgroup (2-3 reads)", n)
 	}
 }
