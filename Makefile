@@ -180,11 +180,13 @@ demo-bundle:
 # A short coverage-guided pass over each go test -fuzz target, from the
 # seed corpora in specconv/ and libbox/testdata/fuzz/: config.json ->
 # libbox.Config, the state.json reader, and the network allowlist's parsers
-# (TLS SNI and HTTP Host, DNS queries, rules). FUZZTIME=5m for a longer one.
+# (TLS SNI and HTTP Host, DNS queries, rules, the proxy's request heads).
+# FUZZTIME=5m for a longer one.
 FUZZTIME ?= 20s
 .PHONY: fuzz
 FUZZ_TARGETS := ./specconv:FuzzFromSpec ./libbox:FuzzParseState \
-	./libbox:FuzzSniff ./libbox:FuzzDNSAnswer ./libbox:FuzzNetRule
+	./libbox:FuzzSniff ./libbox:FuzzDNSAnswer ./libbox:FuzzNetRule \
+	./libbox:FuzzProxyRequest
 # Every target runs even if one fails; the last line counts them.
 fuzz:
 	@pass=0; fail=0; \

@@ -26,12 +26,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -435,31 +433,31 @@ func (r *netRelay) relay(c, up *net.TCPConn, name string, port uint16, prefix []
 // with an absolute http:// URL, one per connection.
 func (r *netRelay) serveProxy(c *net.TCPConn) {
 	br := bufio.NewReaderSize(c, 8<<10)
-	req, err := http.ReadRequest(br)
+	req, err := readProxyRequest(br)
 	if err != nil {
-		proxyError(c, http.StatusBadRequest, "nanobox-runc: bad proxy request: "+err.Error())
+		proxyError(c, statusBadRequest, "nanobox-runc: bad proxy request: "+err.Error())
 		return
 	}
 	var host, portText string
-	if req.Method == http.MethodConnect {
-		host, portText, err = net.SplitHostPort(req.RequestURI)
+	if req.method == "CONNECT" {
+		host, portText, err = net.SplitHostPort(req.target)
 		if err != nil {
-			proxyError(c, http.StatusBadRequest, "nanobox-runc: CONNECT needs host:port")
+			proxyError(c, statusBadRequest, "nanobox-runc: CONNECT needs host:port")
 			return
 		}
 	} else {
-		if req.URL.Scheme != "http" || req.URL.Host == "" {
-			proxyError(c, http.StatusBadRequest, "nanobox-runc: this is the sandbox's HTTP proxy: send it absolute http:// URLs, or CONNECT host:port")
+		if req.authority == "" {
+			proxyError(c, statusBadRequest, "nanobox-runc: this is the sandbox's HTTP proxy: send it absolute http:// URLs, or CONNECT host:port")
 			return
 		}
-		host, portText = req.URL.Hostname(), req.URL.Port()
+		host, portText = req.host, req.port
 		if portText == "" {
 			portText = "80"
 		}
 	}
 	port64, err := strconv.ParseUint(portText, 10, 16)
 	if err != nil || port64 == 0 {
-		proxyError(c, http.StatusBadRequest, "nanobox-runc: bad port "+strconv.Quote(portText))
+		proxyError(c, statusBadRequest, "nanobox-runc: bad port "+strconv.Quote(portText))
 		return
 	}
 	port := uint16(port64)
@@ -468,14 +466,14 @@ func (r *netRelay) serveProxy(c *net.TCPConn) {
 	if !ok {
 		reason := target + " is not allowed: rules name domains, and addresses are never reached directly"
 		r.rec.deny(Denial{Name: host, Port: int(port), Via: "proxy", Reason: reason})
-		proxyError(c, http.StatusForbidden, "nanobox-runc: "+reason)
+		proxyError(c, statusForbidden, "nanobox-runc: "+reason)
 		return
 	}
 	p := r.policy.Load()
 	if v := p.decide(name, port); !v.allowed {
 		reason := denialText(target, v)
 		r.rec.deny(Denial{Name: name, Port: int(port), Via: "proxy", Rule: v.rule, Reason: reason})
-		proxyError(c, http.StatusForbidden, "nanobox-runc: "+reason)
+		proxyError(c, statusForbidden, "nanobox-runc: "+reason)
 		return
 	}
 	up, err := r.dial(p, name, port)
@@ -483,13 +481,13 @@ func (r *netRelay) serveProxy(c *net.TCPConn) {
 		r.dialFailed(name, port, "proxy", err)
 		var rt *refusedTarget
 		if errors.As(err, &rt) {
-			proxyError(c, http.StatusForbidden, "nanobox-runc: "+err.Error())
+			proxyError(c, statusForbidden, "nanobox-runc: "+err.Error())
 		} else {
-			proxyError(c, http.StatusBadGateway, "nanobox-runc: "+target+": "+err.Error())
+			proxyError(c, statusBadGateway, "nanobox-runc: "+target+": "+err.Error())
 		}
 		return
 	}
-	if req.Method == http.MethodConnect {
+	if req.method == "CONNECT" {
 		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 			up.Close()
 			return
@@ -510,29 +508,31 @@ func (r *netRelay) serveProxy(c *net.TCPConn) {
 	r.rec.connected(name)
 	// One request per connection: the upstream is asked to close after
 	// its response, which then flows back as it comes.
-	for _, h := range []string{"Proxy-Connection", "Proxy-Authorization", "Keep-Alive", "Upgrade", "Te", "Trailer"} {
-		req.Header.Del(h)
-	}
-	if conn := req.Header.Get("Connection"); conn != "" {
-		for _, h := range strings.Split(conn, ",") {
-			req.Header.Del(strings.TrimSpace(h))
+	if err := req.writeUpstream(up, br); err != nil {
+		if errors.Is(err, errBadBody) {
+			proxyError(c, statusBadRequest, "nanobox-runc: bad proxy request: "+err.Error())
+		} else {
+			proxyError(c, statusBadGateway, "nanobox-runc: "+target+": "+err.Error())
 		}
-	}
-	req.Host = req.URL.Host
-	req.Close = true
-	if err := req.Write(up); err != nil {
-		proxyError(c, http.StatusBadGateway, "nanobox-runc: "+target+": "+err.Error())
 		return
 	}
 	_ = up.CloseWrite()
 	_, _ = io.Copy(c, up)
 }
 
+// The statuses the proxy answers with.
+const (
+	statusBadRequest = 400
+	statusForbidden  = 403
+	statusBadGateway = 502
+)
+
 // proxyError answers a proxy request with status and a plain-text body.
 func proxyError(c net.Conn, status int, msg string) {
+	text := map[int]string{statusBadRequest: "Bad Request", statusForbidden: "Forbidden", statusBadGateway: "Bad Gateway"}[status]
 	body := msg + "\n"
 	_, _ = fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
-		status, http.StatusText(status), len(body), body)
+		status, text, len(body), body)
 }
 
 // serveDNSUDP answers the resolver's UDP queries.
