@@ -82,6 +82,9 @@ type CreateOpts struct {
 	// read-only bind mount, dissolved by its last close). A pooled
 	// sandbox holds them until its teardown (pool_linux.go).
 	holdRefs bool
+	// waiter lets a deferred init wait for its program in the waiter
+	// (waiter_linux.go) rather than in the Go runtime.
+	waiter bool
 }
 
 // takeHeld hands over what Create held (CreateOpts.holdRefs); the caller
@@ -628,7 +631,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	defer exe.Close()
 
 	sp := newSpawnSpec(opts.Stdin, opts.Stdout, opts.Stderr, opts.ExtraFiles)
-	ic := &initConfig{Config: cfg, ID: id, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1, Rootless: r.Rootless, ControllingTTY: opts.ControllingTTY, LogLevel: logLevelOf(opts.Log), Pause: opts.pause, EarlyFilters: opts.earlyFilters, SendHeld: opts.holdRefs}
+	ic := &initConfig{Config: cfg, ID: id, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1, Rootless: r.Rootless, ControllingTTY: opts.ControllingTTY, LogLevel: logLevelOf(opts.Log), Pause: opts.pause, EarlyFilters: opts.earlyFilters, SendHeld: opts.holdRefs, Waiter: opts.waiter && exeWithoutFileCaps()}
 	ic.FifoFd = sp.add(fifoFile)
 	if opts.ConsoleSocket != nil {
 		ic.ConsoleSocketFd = sp.add(opts.ConsoleSocket)

@@ -27,7 +27,7 @@ package libbox
 // The fifo then carries, from `start` to init:
 //
 //	'1'                              the start byte (a container with a program)
-//	'2' <uint32 length> <JSON>       a startMessage (a deferred init)
+//	'2' <uint32 length> <arguments>  a startMessage (a deferred init)
 //
 // and back, once init is gone, what it left there when it failed after the
 // start (init_linux.go), with the kind of a program error marked so that
@@ -44,9 +44,9 @@ package libbox
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -74,28 +74,38 @@ const (
 
 // startMessage is the program of a deferred init.
 type startMessage struct {
-	Args []string `json:"args"`
+	Args []string
 }
 
+// encodeStartMessage frames m for the fifo: startWithProgram, the length
+// of the rest (uint32), the number of arguments (uint32), and each
+// argument as its length (uint32) and its bytes, all big-endian; a form
+// the pooled sandbox's waiter (libbox/pause/waiter.c) reads without a
+// parser.
 func encodeStartMessage(m startMessage) ([]byte, error) {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("encode start message: %w", err)
+	n := 4
+	for _, a := range m.Args {
+		n += 4 + len(a)
 	}
-	if len(b) > maxStartMessage {
-		return nil, fmt.Errorf("the program's arguments take %d bytes, over the limit of %d", len(b), maxStartMessage)
+	if n > maxStartMessage {
+		return nil, fmt.Errorf("the program's arguments take %d bytes, over the limit of %d", n, maxStartMessage)
 	}
-	out := make([]byte, 5, 5+len(b))
+	out := make([]byte, 9, 5+n)
 	out[0] = startWithProgram
-	binary.BigEndian.PutUint32(out[1:5], uint32(len(b)))
-	return append(out, b...), nil
+	binary.BigEndian.PutUint32(out[1:5], uint32(n))
+	binary.BigEndian.PutUint32(out[5:9], uint32(len(m.Args)))
+	for _, a := range m.Args {
+		out = binary.BigEndian.AppendUint32(out, uint32(len(a)))
+		out = append(out, a...)
+	}
+	return out, nil
 }
 
-// readStartMessage reads the rest of a start message from the fifo, after
-// its first byte.
-func readStartMessage(fd int) (*startMessage, error) {
+// readStartMessage reads the rest of a start message, after its first
+// byte.
+func readStartMessage(r io.Reader) (*startMessage, error) {
 	var size [4]byte
-	if err := readFull(fd, size[:]); err != nil {
+	if err := readFull(r, size[:]); err != nil {
 		return nil, fmt.Errorf("read start message: %w", err)
 	}
 	n := binary.BigEndian.Uint32(size[:])
@@ -103,29 +113,68 @@ func readStartMessage(fd int) (*startMessage, error) {
 		return nil, fmt.Errorf("read start message: %d bytes, over the limit of %d", n, maxStartMessage)
 	}
 	b := make([]byte, n)
-	if err := readFull(fd, b); err != nil {
+	if err := readFull(r, b); err != nil {
 		return nil, fmt.Errorf("read start message: %w", err)
 	}
-	var m startMessage
-	if err := json.Unmarshal(b, &m); err != nil {
+	m, err := decodeStartMessage(b)
+	if err != nil {
 		return nil, fmt.Errorf("decode start message: %w", err)
 	}
-	return &m, nil
+	return m, nil
 }
 
-func readFull(fd int, b []byte) error {
-	for len(b) > 0 {
-		n, err := unix.Read(fd, b)
+func decodeStartMessage(b []byte) (*startMessage, error) {
+	if len(b) < 4 {
+		return nil, errors.New("no argument count")
+	}
+	count := binary.BigEndian.Uint32(b)
+	b = b[4:]
+	if uint64(count) > uint64(len(b)/4) {
+		return nil, fmt.Errorf("%d arguments in %d bytes", count, len(b))
+	}
+	m := &startMessage{Args: make([]string, count)}
+	for i := range m.Args {
+		if len(b) < 4 {
+			return nil, fmt.Errorf("argument %d: no length", i)
+		}
+		n := binary.BigEndian.Uint32(b)
+		b = b[4:]
+		if uint64(n) > uint64(len(b)) {
+			return nil, fmt.Errorf("argument %d: %d bytes, %d left", i, n, len(b))
+		}
+		m.Args[i], b = string(b[:n]), b[n:]
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("%d bytes after the arguments", len(b))
+	}
+	return m, nil
+}
+
+// fifoReader reads a file descriptor, retrying on EINTR.
+type fifoReader int
+
+func (fd fifoReader) Read(b []byte) (int, error) {
+	for {
+		n, err := unix.Read(int(fd), b)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
-		if n == 0 {
+		if n == 0 && len(b) > 0 {
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func readFull(r io.Reader, b []byte) error {
+	if _, err := io.ReadFull(r, b); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return errors.New("unexpected end of the fifo")
 		}
-		b = b[n:]
+		return err
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package libbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -232,18 +233,35 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			return err
 		}
 	}
+	early := deferred && !ic.Pause && ic.EarlyFilters && pe.as == nil
+	if early && ic.Waiter && len(cfg.Hooks.StartContainer) == 0 && (pe.filters == nil || pe.filters.landlockFd < 0) {
+		// The waiter sends ready (waiter_linux.go); when it cannot run,
+		// init goes on here, its filters applied.
+		early = false
+		if err := pe.filters.apply(nil); err != nil {
+			if err := sock.send(syncMsg{Type: syncReady}); err != nil {
+				return err
+			}
+			sock.Close()
+			reportStartFailure(ic.FifoFd, err)
+			os.Exit(1)
+		}
+		if waiterAllowed() {
+			_ = execWaiter(sock, ic.FifoFd, ic.ExeFd, p.Cwd, pe.env)
+		}
+	}
 	if err := sock.send(syncMsg{Type: syncReady}); err != nil {
 		return err
 	}
 	sock.Close()
-	if deferred && !ic.Pause && ic.EarlyFilters && pe.as == nil {
+	if early {
 		// Off the critical path of a start: see deferred_linux.go.
 		if err := pe.filters.apply(nil); err != nil {
 			reportStartFailure(ic.FifoFd, err)
 			os.Exit(1)
 		}
 	}
-	start, err := waitForStart(ic.FifoFd, deferred && !ic.Pause)
+	start, err := waitForStart(fifoReader(ic.FifoFd), deferred && !ic.Pause)
 	if err != nil {
 		// The parent is gone; nobody reads errors any more.
 		os.Exit(1)
@@ -436,22 +454,16 @@ func checkCwd(cwd string) error {
 // for a deferred init the start message with its program
 // (deferred_linux.go). The fd stays open, close-on-exec: `start` waits for
 // it to close at execve.
-func waitForStart(fifoFd int, deferred bool) (*startMessage, error) {
+func waitForStart(fifo io.Reader, deferred bool) (*startMessage, error) {
 	// The fd is close-on-exec (closeExtraFDs): a startContainer hook that
 	// lingered would otherwise keep `start` waiting.
 	var b [1]byte
-	for {
-		n, err := unix.Read(fifoFd, b[:])
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read exec fifo: %w", err)
-		}
-		if n != 1 {
-			return nil, errors.New("read exec fifo: no start byte")
-		}
-		break
+	n, err := fifo.Read(b[:])
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read exec fifo: %w", err)
+	}
+	if n != 1 {
+		return nil, errors.New("read exec fifo: no start byte")
 	}
 	if b[0] != startWithProgram {
 		return nil, nil
@@ -459,7 +471,7 @@ func waitForStart(fifoFd int, deferred bool) (*startMessage, error) {
 	if !deferred {
 		return nil, errors.New("read exec fifo: a program was given to an init that has one")
 	}
-	return readStartMessage(fifoFd)
+	return readStartMessage(fifo)
 }
 
 // setupConsole makes a pty in the container's devpts, sends the master over

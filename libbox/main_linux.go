@@ -31,6 +31,10 @@ import (
 // binary re-executed as "netproxy", network_linux.go), which exits when
 // the container's init does.
 func Main() {
+	if len(os.Args) == 7 && os.Args[0] == resumeArgv0 {
+		// A pooled sandbox's init, after its waiter (waiter_linux.go).
+		resumeInit()
+	}
 	if len(os.Args) > 0 && os.Args[0] == confineArgv0 {
 		// A Confinement's Command: confine this process, execute the
 		// program (see confine_linux.go).

@@ -377,9 +377,11 @@ func orDiscard(f *os.File) io.Writer {
 type runIO struct {
 	// holdRefs: CreateOpts.holdRefs, what is held in instance.held.
 	holdRefs bool
-	stdin    *os.File
-	stdout   *capWriter
-	stderr   *capWriter
+	// waiter: CreateOpts.waiter.
+	waiter bool
+	stdin  *os.File
+	stdout *capWriter
+	stderr *capWriter
 	// stdoutFile and stderrFile are passed to the program directly when
 	// stdout/stderr are nil.
 	stdoutFile, stderrFile *os.File
@@ -545,7 +547,7 @@ func (s *Sandbox) create(args []string, rio *runIO) (in *instance, retErr error)
 		cfg.ParentDeathSignal = 0
 	}
 
-	opts := CreateOpts{Stdin: rio.stdin, Stdout: rio.stdoutFile, Stderr: rio.stderrFile, ControllingTTY: rio.controllingTTY, netInProcess: s.net != nil, pause: rio.pause, earlyFilters: s.opts.Seccomp.Custom == nil, holdRefs: rio.holdRefs}
+	opts := CreateOpts{Stdin: rio.stdin, Stdout: rio.stdoutFile, Stderr: rio.stderrFile, ControllingTTY: rio.controllingTTY, netInProcess: s.net != nil, pause: rio.pause, earlyFilters: s.opts.Seccomp.Custom == nil, holdRefs: rio.holdRefs, waiter: rio.waiter}
 	if rio.term != nil {
 		rows, cols := rio.term.Size()
 		cfg.Process.Terminal = true

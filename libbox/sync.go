@@ -147,6 +147,9 @@ type initConfig struct {
 	// whose last close would otherwise fall on the program's execve or
 	// exit (CreateOpts.holdRefs).
 	SendHeld bool `json:"sendHeld,omitempty"`
+	// Waiter: a deferred init may wait for its program in the waiter
+	// (waiter_linux.go): the runtime's binary has no file capabilities.
+	Waiter bool `json:"waiter,omitempty"`
 	// State is the OCI state (status creating) for the createContainer
 	// and startContainer hooks.
 	State *OCIState `json:"state"`

@@ -15,13 +15,15 @@ static void nb_reap(void)
 		;
 }
 
-__attribute__((constructor)) static void nanobox_pause(void)
+__attribute__((constructor)) static void nanobox_pause(int argc, char **argv)
 {
 	const char *v = getenv("_NANOBOX_PAUSE");
 	sigset_t all;
 	siginfo_t si;
 
-	if (v == NULL || strcmp(v, "1") != 0)
+	// The pause's argv is its name alone (pauseArgv0): a waiter's
+	// environment is the program's, which may hold anything.
+	if (v == NULL || strcmp(v, "1") != 0 || argc != 1 || strcmp(argv[0], "nanobox-pause") != 0)
 		return;
 	// Nothing in the sandbox may ptrace pid 1 or open its /proc files;
 	// execve made it dumpable again.

@@ -13,3 +13,9 @@
 package pause
 
 import "C"
+
+// The package also links in the waiter of a pooled sandbox (waiter.c,
+// libbox/waiter_linux.go): a constructor that, in a process whose argv[0]
+// is "nanobox-waiter", sends init's ready message, waits for the start
+// message in the exec fifo and executes the program, or hands over to the
+// resume (libbox.Main) when anything is out of the ordinary.
