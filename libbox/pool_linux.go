@@ -23,6 +23,10 @@ package libbox
 // neither the program's execve (closing init's descriptors) nor its exit
 // (the namespace's last process) tears them down, each with an RCU grace
 // period, on the run's critical path.
+//
+// A pooled sandbox's init waits for its program in the waiter
+// (waiter_linux.go), not in the Go runtime, whose teardown at the
+// program's execve would otherwise be on the run's critical path.
 
 import (
 	"bytes"

@@ -59,10 +59,11 @@ func exeWithoutFileCaps() bool {
 }
 
 // waiterAllowed reports whether init may hand over to the waiter: only
-// once its filters are applied, under no_new_privs.
+// once its filters are applied, under no_new_privs, and when they let the
+// waiter make itself non-dumpable again as init is.
 func waiterAllowed() bool {
 	nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
-	return err == nil && nnp == 1
+	return err == nil && nnp == 1 && unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) == nil
 }
 
 // execWaiter executes the waiter; it returns only when it could not, with

@@ -16,7 +16,20 @@ import (
 // errors and reports are the same as well, including those the waiter
 // leaves to the resume.
 func TestSandboxPoolWaiter(t *testing.T) {
-	o := Options{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "A=b c", "EMPTY="}}
+	// Every built-in profile lets the waiter run.
+	for _, tc := range []struct {
+		name string
+		sc   SeccompProfile
+	}{
+		{"default", SeccompDefault()},
+		{"strict", SeccompStrict()},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testPoolWaiter(t, tc.sc) })
+	}
+}
+
+func testPoolWaiter(t *testing.T, sc SeccompProfile) {
+	o := Options{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "A=b c", "EMPTY="}, Seccomp: sc}
 	p := newTestPool(t, o, 1)
 	// The ready sandbox's pid 1 is the waiter: no Go runtime waits.
 	var waiters int
@@ -70,7 +83,7 @@ echo "argv $0 $*"; env | sort`
 	same("a program in PATH", "sh", "-c", "echo $0", "x")
 	// Left to the resume: a path to clean, a missing or denied program,
 	// an argument execve cannot pass.
-	same("a path to clean", "/bin/../bin/sh", "-c", "echo cleaned")
+	same("what the program sees after the resume", "/bin/../bin/sh", "-c", script, "name", "one")
 	same("a relative path", "bin/true")
 	same("a missing program by path", "/no/such/program")
 	same("a missing program by name", "no-such-program")

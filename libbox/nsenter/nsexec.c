@@ -357,7 +357,7 @@ static void nb_close_from(int first)
 		close(i);
 }
 
-__attribute__((constructor)) static void nanobox_nsenter(void)
+__attribute__((constructor)) static void nanobox_nsenter(int argc, char **argv)
 {
 	const char *env = getenv(NANOBOX_ENV_INITPIPE);
 	char *paths[NB_NKINDS] = {0};
@@ -369,6 +369,10 @@ __attribute__((constructor)) static void nanobox_nsenter(void)
 	pid_t pid;
 
 	if (env == NULL)
+		return;
+	// A pooled sandbox's waiter and resume (libbox/waiter_linux.go) have
+	// the program's environment, which may hold anything.
+	if (argc > 0 && (strcmp(argv[0], "nanobox-waiter") == 0 || strcmp(argv[0], "nanobox-resume") == 0))
 		return;
 	nb_orig_nofile_ok = getrlimit(RLIMIT_NOFILE, &nb_orig_nofile) == 0;
 

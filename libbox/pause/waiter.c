@@ -113,7 +113,8 @@ static void nb_resume(char **argv, int memfd, const char *buf, size_t n)
 	char *rargv[8];
 	int i;
 
-	if (ftruncate(memfd, 0) == 0 && nb_write_all(memfd, buf, n) == 0 &&
+	// The memfd is empty: this is its one write.
+	if (nb_write_all(memfd, buf, n) == 0 &&
 	    fcntl(nb_atoi(argv[1]), F_SETFD, 0) == 0 && fcntl(memfd, F_SETFD, 0) == 0) {
 		rargv[0] = NB_RESUME_ARGV0;
 		for (i = 1; i < 7; i++)
