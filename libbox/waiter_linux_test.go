@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -91,4 +93,42 @@ echo "argv $0 $*"; env | sort`
 	same("a file not executable", "/etc/passwd")
 	same("a NUL in an argument", "/bin/true", "a\x00b")
 	same("an exit status", "/bin/sh", "-c", "exit 7")
+	// More than the fifo holds: the waiter reads while start writes.
+	long := strings.Repeat("x", 100<<10)
+	same("long arguments", "/bin/sh", "-c", `echo ${#1} ${#2} ${#3} "$4"`, "x", long, long+"y", long+"yy", "")
+}
+
+// The start message survives its framing, empty and long arguments and
+// NULs included, and a malformed one is refused.
+func TestStartMessageFraming(t *testing.T) {
+	for _, args := range [][]string{{"/bin/true"}, {"sh", "", "a\x00b", strings.Repeat("é", 70000)}} {
+		b, err := encodeStartMessage(startMessage{Args: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := waitForStart(bytes.NewReader(b), true)
+		if err != nil || !slices.Equal(m.Args, args) {
+			t.Errorf("%q: decoded %v, %v", args, m, err)
+		}
+	}
+	if _, err := encodeStartMessage(startMessage{Args: []string{strings.Repeat("x", maxStartMessage)}}); err == nil {
+		t.Error("an over-long message was encoded")
+	}
+	good, _ := encodeStartMessage(startMessage{Args: []string{"ab", "c"}})
+	for _, bad := range [][]byte{
+		good[:len(good)-1], // cut short
+		{startWithProgram, 0, 0, 0, 4, 0xff, 0xff, 0xff, 0xff}, // too many arguments
+		{startWithProgram, 0, 0, 0, 8, 0, 0, 0, 1, 0, 0, 0, 9}, // an argument longer than the rest
+	} {
+		if m, err := waitForStart(bytes.NewReader(bad), true); err == nil {
+			t.Errorf("% x: decoded %v", bad, m)
+		}
+	}
+	// The length says one byte more than the arguments take.
+	extra := slices.Clone(good)
+	extra[4]++
+	extra = append(extra, 'x')
+	if m, err := waitForStart(bytes.NewReader(extra), true); err == nil || !strings.Contains(err.Error(), "after the arguments") {
+		t.Errorf("a byte after the arguments: %v %v", m, err)
+	}
 }
