@@ -17,6 +17,11 @@
 //	            join=<kind>:<path>    (zero or more; kinds as Kind returns)
 //	            timeoffset=<clock> <secs> <nanosecs>  (zero or more; clock is
 //	                                  monotonic or boottime)
+//	0. with timeoffset lines, /proc/self/timens_offsets is opened now, with
+//	   the runtime's own credentials (open needs the file's owner, which a
+//	   setresuid 0 in a user namespace can take away; write needs
+//	   CAP_SYS_TIME over the new time namespace, checked with the opener's
+//	   credentials).
 //	1. every join path is opened, then joined with setns: user first (and
 //	   then setresgid 0, setgroups none, setresuid 0), then ipc, uts, net,
 //	   pid, cgroup, time, mnt. A user namespace we are already in is skipped.
@@ -27,9 +32,9 @@
 //	   parent -> "usermap-ok"  anything else: the child exits 1 silently
 //	   then setresgid 0, setgroups none (EPERM ignored), setresuid 0.
 //	3. unshare(clone &^ CLONE_NEWUSER), if non-zero; then, for a new time
-//	   namespace, the timeoffset lines are written to
-//	   /proc/self/timens_offsets (allowed only before any process is in
-//	   it: init is forked next).
+//	   namespace, the timeoffset lines are written to the file opened in
+//	   step 0 (allowed only before any process is in it: init is forked
+//	   next).
 //	4. clone(CLONE_PARENT|SIGCHLD): init is a child of the parent, and pid 1
 //	   of a new pid namespace if one was created in step 3.
 //	   child  -> "pid=<init's pid in the parent's pid namespace>"

@@ -311,14 +311,32 @@ static void nb_unshare(unsigned long flags)
 	nb_bail("unshare %s", names);
 }
 
-// nb_write_offsets writes the clock offsets of the new time namespace,
-// which no process is in yet (the kernel refuses them after).
-static void nb_write_offsets(void)
+// nb_open_offsets opens /proc/self/timens_offsets before any namespace is
+// joined or created, with the credentials the runtime started us with. Two
+// checks guard the file, and only this order passes both when there is a
+// user namespace: open(2) needs the file's owner, which stops being us once
+// setresuid 0 in a user namespace that maps 0 to another id (rootful, 0 ->
+// 100000) makes us non-dumpable (the owner of a non-dumpable task's /proc
+// files is host root); write(2) needs CAP_SYS_TIME, checked with the
+// opener's credentials, in the user namespace owning the new time namespace,
+// and that is what the runtime's own credentials have: host root over every
+// user namespace, and an unprivileged caller over the one it creates (it
+// owns it). The write goes to the time namespace for children that exists
+// at write time.
+static int nb_open_offsets(void)
 {
 	int fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		nb_bail("open /proc/self/timens_offsets");
+	return fd;
+}
+
+// nb_write_offsets writes the clock offsets of the new time namespace,
+// which no process is in yet (the kernel refuses them after), to fd, which
+// nb_open_offsets opened; and closes fd.
+static void nb_write_offsets(int fd)
+{
 	for (int i = 0; i < nb_noffsets; i++) {
 		size_t len = strlen(nb_offsets[i]);
 
@@ -362,7 +380,7 @@ __attribute__((constructor)) static void nanobox_nsenter(int argc, char **argv)
 	const char *env = getenv(NANOBOX_ENV_INITPIPE);
 	char *paths[NB_NKINDS] = {0};
 	unsigned long clone_flags = 0;
-	int any_join = 0, sync[2];
+	int any_join = 0, offsets_fd = -1, sync[2];
 	char *end;
 	long fd;
 	ssize_t n;
@@ -412,6 +430,12 @@ __attribute__((constructor)) static void nanobox_nsenter(int argc, char **argv)
 			n, NANOBOX_MAX_BOOTSTRAP);
 	nb_parse((size_t)n, &clone_flags, paths);
 
+	if (nb_noffsets > 0) {
+		if (!(clone_flags & CLONE_NEWTIME))
+			nb_fail("bootstrap: time offsets without a new time namespace");
+		offsets_fd = nb_open_offsets();
+	}
+
 	// Step 1: join. While in namespaces owned by someone else (the
 	// container), nobody there may ptrace us or open our /proc files.
 	for (int i = 0; i < NB_NKINDS; i++)
@@ -444,11 +468,8 @@ __attribute__((constructor)) static void nanobox_nsenter(int argc, char **argv)
 	// Step 3: the other new namespaces (pid and time apply to children).
 	if (clone_flags & ~(unsigned long)CLONE_NEWUSER)
 		nb_unshare(clone_flags & ~(unsigned long)CLONE_NEWUSER);
-	if (nb_noffsets > 0) {
-		if (!(clone_flags & CLONE_NEWTIME))
-			nb_fail("bootstrap: time offsets without a new time namespace");
-		nb_write_offsets();
-	}
+	if (offsets_fd >= 0)
+		nb_write_offsets(offsets_fd);
 
 	// Step 4: fork init as a child of our parent. init waits until the
 	// parent has its pid, so that "pid=" comes before anything init sends.

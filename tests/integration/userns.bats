@@ -186,3 +186,17 @@ rootful_userns() {
 	fi
 	assert_nothing_left "$CID"
 }
+
+@test "userns: a new time namespace with linux.timeOffsets, owned by the container's user namespace" {
+	skip_if_runc "runc 1.1.5 has no time namespace (1.2 has)"
+	[[ -e /proc/self/ns/time ]] || skip "the kernel has no time namespaces (Linux 5.6+)"
+	is_rootless || rootful_userns
+	update_config '.linux.namespaces += [{type: "time"}]
+		| .linux.timeOffsets = {boottime: {secs: 864000}, monotonic: {secs: 86400, nanosecs: 5}}'
+	run_sh 'cut -d. -f1 /proc/uptime; cat /proc/self/timens_offsets; cat /proc/self/uid_map'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" -ge 864000 ]
+	[[ "$output" == *"monotonic"*"86400"*"5"* && "$output" == *"boottime"*"864000"*"0"* ]]
+	# The container really is in a user namespace, not the host's.
+	[ "$(tail -n1 <<<"$output" | norm)" != "0 0 4294967295" ]
+}
