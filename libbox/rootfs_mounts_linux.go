@@ -242,6 +242,16 @@ func (r *rootfsMounter) mountFS(m *Mount, dest, fstype string) error {
 	}
 	var dst *os.File
 	var err error
+	covers := false
+	if fstype == "tmpfs" {
+		f, err := r.reopen(dest)
+		if err == nil {
+			f.Close()
+			covers = true
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return fail(fmt.Errorf("resolve destination: %w", err))
+		}
+	}
 	if fstype == "proc" || fstype == "sysfs" {
 		dst, err = r.openDirNoFollow(dest)
 	} else {
@@ -253,6 +263,12 @@ func (r *rootfsMounter) mountFS(m *Mount, dest, fstype string) error {
 	defer dst.Close()
 	if err := r.checkProcDest(m, dst); err != nil {
 		return fail(err)
+	}
+	data := m.Data
+	if covers {
+		if data, err = tmpfsModeData(dst, data); err != nil {
+			return fail(err)
+		}
 	}
 	flags := m.attrFlags()
 	copyUp := m.CopyUp && fstype == "tmpfs"
@@ -266,7 +282,7 @@ func (r *rootfsMounter) mountFS(m *Mount, dest, fstype string) error {
 		flags &^= unix.MS_RDONLY
 		r.devReadonly = m
 	}
-	if err := mountFd(m.Source, nil, dst, fstype, flags, m.Data); err != nil {
+	if err := mountFd(m.Source, nil, dst, fstype, flags, data); err != nil {
 		return fail(err)
 	}
 	if copyUp {
@@ -297,6 +313,24 @@ func (r *rootfsMounter) mountFS(m *Mount, dest, fstype string) error {
 		}
 	}
 	return nil
+}
+
+// tmpfsModeData is the data of a tmpfs mount on dst, a directory that was
+// there before (in the image or made by an earlier mount), with the mode of
+// dst put first, as runc does: the tmpfs keeps the mode of the directory it
+// covers instead of tmpfs's 1777, unless data has a mode= of its own, which
+// comes later and so wins. The mode is read from the handle the mount goes
+// on, not from a path the rootfs could swap.
+func tmpfsModeData(dst *os.File, data string) (string, error) {
+	st, err := fstatFile(dst)
+	if err != nil {
+		return "", fmt.Errorf("stat destination: %w", err)
+	}
+	mode := fmt.Sprintf("mode=%04o", st.Mode&0o7777)
+	if data == "" {
+		return mode, nil
+	}
+	return mode + "," + data, nil
 }
 
 // bindMount bind-mounts m.Source (a host path) on dest, or attaches tree,

@@ -101,6 +101,25 @@ mount_submount() {
 	[[ "$(awk '{print $6}' <<<"$line")" == *nosuid* ]]
 }
 
+@test "mounts: a tmpfs without mode= has the mode of the directory it covers; mode= wins over it" {
+	mkdir -p "$BUNDLE/rootfs/covered" "$BUNDLE/rootfs/given"
+	chmod 2710 "$BUNDLE/rootfs/covered"
+	chmod 2750 "$BUNDLE/rootfs/given"
+	give_to_user "$BUNDLE/rootfs/covered" "$BUNDLE/rootfs/given"
+	add_mount '{"destination": "/covered", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "size=1m"]}'
+	add_mount '{"destination": "/given", "type": "tmpfs", "source": "tmpfs", "options": ["mode=1777"]}'
+	add_mount '{"destination": "/made", "type": "tmpfs", "source": "tmpfs"}'
+	run_sh 'stat -c %a /covered /given /made; grep -c " /covered .* - tmpfs " /proc/self/mountinfo'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 2710 ]
+	[ "${lines[1]}" = 1777 ]
+	# Nothing was there to copy a mode from: tmpfs's own default.
+	[ "${lines[2]}" = 1777 ]
+	[ "${lines[3]}" = 1 ]
+	# The image's directory itself is untouched.
+	[ "$(stat -c %a "$BUNDLE/rootfs/covered")" = 2710 ]
+}
+
 @test "mounts: a tmpfs destination missing in the rootfs is created inside it" {
 	add_mount '{"destination": "/new/deep/dir", "type": "tmpfs", "source": "tmpfs"}'
 	run_sh 'grep -c " /new/deep/dir " /proc/self/mountinfo'
