@@ -29,6 +29,7 @@ help:
 	@echo "make crictl                crictl $(CRICTL_VERSION) for the CRI suite, from the Go module proxy"
 	@echo "make test-cgroup2          the cgroup suites on a pure cgroup v2 kernel (QEMU VM), root and rootless"
 	@echo "make runtime-tools         the OCI runtime-tools validation suite against \$$RUNTIME (root; ~2 min)"
+	@echo "make runc-integration      runc v1.3.0's own bats suite against \$$RUNTIME (root)"
 	@echo "make bench                 time '$(BINARY) run' against runc, the sandbox against bwrap"
 	@echo "make lint                  gofmt and go vet"
 	@echo "make demo                  run a program in a sandbox with no bundle"
@@ -213,3 +214,10 @@ test-cgroup2:
 .PHONY: runtime-tools
 runtime-tools: build
 	scripts/runtime-tools.sh $(RUNTIME_TESTS)
+
+# runc's own tests/integration (v1.3.0, fetched through the Go module proxy,
+# set up once under $$XDG_CACHE_HOME) against $$RUNTIME, as root; not in CI.
+# RUNC_SUITES= names bats files to run; default all.
+.PHONY: runc-integration
+runc-integration: build
+	scripts/runc-integration.sh $(RUNC_SUITES)

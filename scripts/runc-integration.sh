@@ -1,0 +1,201 @@
+#!/bin/bash
+# runc-integration.sh [BATS_FILE...]: runc's own integration suite
+# (tests/integration of github.com/opencontainers/runc at RUNC_VERSION,
+# default v1.3.0) against $RUNTIME (default ./nanobox-runc), as root.
+#
+# runc's source is fetched through the Go module proxy (never copied into
+# this repository) and set up once under
+# ${XDG_CACHE_HOME:-$HOME/.cache}/nanobox-runc-runc-tests/RUNC_VERSION: its
+# tests/cmd helpers (recvtty, seccompagent, fs-idmap, ...) built into
+# tests/cmd/_bin, where its helpers.bash looks for them, and its busybox
+# image made from Debian's busybox-static instead of the one get-images.sh
+# would download (apt-get install busybox-static bats when missing).
+#
+# BATS_FILE names suites (e.g. mounts.bats, or mounts); default all but the
+# ones that need the Debian image (hooks_so idmap ioprio scheduler), which
+# run only when DEBIAN_IMAGE names a Debian rootfs tarball (.tar.xz) to use.
+# The TAP output is kept in $OUT (default a new file under /tmp). Prints
+# "tests: N passed, N failed, N skipped"; exits non-zero when a test failed.
+# RUNTIME=$(which runc) runs the same suite against runc itself.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+RUNTIME=${RUNTIME:-$REPO/nanobox-runc}
+RUNC_VERSION=${RUNC_VERSION:-v1.3.0}
+GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/nanobox-runc-runc-tests/$RUNC_VERSION
+DEBIAN_SUITES="hooks_so idmap ioprio scheduler"
+
+if [[ $(id -u) != 0 ]]; then
+	echo "runc-integration.sh: runc's suite runs rootful tests as root (its rootless mode needs tests/rootless.sh's set-up): run it as root" >&2
+	exit 2
+fi
+if [[ $RUNTIME != */* ]]; then
+	RUNTIME=$(command -v "$RUNTIME")
+fi
+RUNTIME=$(readlink -f "$RUNTIME")
+if [[ ! -x $RUNTIME ]]; then
+	echo "runc-integration.sh: $RUNTIME is not an executable: run make build, or set RUNTIME" >&2
+	exit 2
+fi
+
+missing=()
+command -v bats >/dev/null || missing+=(bats)
+[[ -x /bin/busybox ]] && /bin/busybox --list >/dev/null 2>&1 || missing+=(busybox-static)
+command -v jq >/dev/null || missing+=(jq)
+command -v gawk >/dev/null || missing+=(gawk) # runc's helpers.bash reads cgroup paths with it
+if [[ ${#missing[@]} -gt 0 ]]; then
+	apt-get install -y "${missing[@]}"
+fi
+
+# busybox_image TARBALL: a rootfs like the docker-library busybox image
+# runc's tests expect (every applet in /bin, root and nobody, /tmp 1777),
+# from the host's static busybox.
+busybox_image() {
+	local out=$1 r a
+	r=$(mktemp -d /tmp/runc-busybox.XXXXXX)
+	mkdir -p "$r"/{bin,etc,dev,proc,sys,tmp,root,home,usr/sbin,var/spool/mail,var/www}
+	cp /bin/busybox "$r/bin/busybox"
+	for a in $(/bin/busybox --list); do
+		[[ $a == busybox ]] || ln "$r/bin/busybox" "$r/bin/$a"
+	done
+	chmod 1777 "$r/tmp"
+	chmod 700 "$r/root"
+	cat >"$r/etc/passwd" <<-'EOF'
+		root:x:0:0:root:/root:/bin/sh
+		daemon:x:1:1:daemon:/usr/sbin:/bin/false
+		bin:x:2:2:bin:/bin:/bin/false
+		sys:x:3:3:sys:/dev:/bin/false
+		sync:x:4:100:sync:/bin:/bin/sync
+		mail:x:8:8:mail:/var/spool/mail:/bin/false
+		www-data:x:33:33:www-data:/var/www:/bin/false
+		operator:x:37:37:Operator:/var:/bin/false
+		nobody:x:65534:65534:nobody:/home:/bin/false
+	EOF
+	cat >"$r/etc/group" <<-'EOF'
+		root:x:0:
+		daemon:x:1:
+		bin:x:2:
+		sys:x:3:
+		adm:x:4:
+		tty:x:5:
+		disk:x:6:
+		lp:x:7:
+		mail:x:8:
+		kmem:x:9:
+		wheel:x:10:root
+		cdrom:x:11:
+		dialout:x:18:
+		floppy:x:19:
+		video:x:28:
+		audio:x:29:
+		tape:x:32:
+		www-data:x:33:
+		operator:x:37:
+		utmp:x:43:
+		plugdev:x:46:
+		staff:x:50:
+		lock:x:54:
+		netdev:x:82:
+		users:x:100:
+		nogroup:x:65534:
+	EOF
+	tar --numeric-owner --owner=0 --group=0 -C "$r" -cJf "$out.tmp" .
+	mv "$out.tmp" "$out"
+	rm -rf "$r"
+}
+
+if [[ ! -e $CACHE/.ready ]]; then
+	dir=$(cd /tmp && GOFLAGS=-mod=mod "$GO" mod download -json "github.com/opencontainers/runc@$RUNC_VERSION" |
+		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+	[[ -d $dir ]] || { echo "runc-integration.sh: go mod download gave no directory" >&2; exit 1; }
+	rm -rf "$CACHE"
+	mkdir -p "$(dirname "$CACHE")"
+	cp -r "$dir" "$CACHE"
+	chmod -R u+w "$CACHE"
+	# Module zips keep no mode bits: scripts (get-images.sh...) get theirs back.
+	grep -rlI --exclude-dir=.git -m1 '^#!' "$CACHE/tests" "$CACHE/script" | xargs -r chmod +x
+	(
+		cd "$CACHE"
+		rm -rf vendor # the module zip has no vendor tree: dependencies from the proxy
+		export GOEXPERIMENT= GOFLAGS=-mod=mod
+		mkdir -p tests/cmd/_bin
+		for c in recvtty sd-helper seccompagent fs-idmap pidfd-kill remap-rootfs; do
+			"$GO" build -o tests/cmd/_bin/ "./tests/cmd/$c"
+		done
+	)
+	mkdir -p "$CACHE/tests/integration/testdata"
+	busybox_image "$CACHE/tests/integration/testdata/busybox-amd64.tar.xz"
+	touch "$CACHE/.ready"
+fi
+testdata=$CACHE/tests/integration/testdata
+arch=$("$GO" env GOARCH)
+if [[ $arch != amd64 && ! -e $testdata/busybox-$arch.tar.xz ]]; then
+	cp "$testdata/busybox-amd64.tar.xz" "$testdata/busybox-$arch.tar.xz"
+fi
+
+# get-images.sh downloads what testdata lacks: give it the Debian image, or
+# a stand-in that the suites needing it never see (they are not run).
+run_debian=0
+rm -f "$testdata/debian-$arch.tar.xz"
+if [[ -n ${DEBIAN_IMAGE:-} ]]; then
+	ln -s "$(readlink -f "$DEBIAN_IMAGE")" "$testdata/debian-$arch.tar.xz"
+	run_debian=1
+else
+	ln -s "busybox-$arch.tar.xz" "$testdata/debian-$arch.tar.xz"
+fi
+
+cd "$CACHE/tests/integration"
+files=()
+if [[ $# -gt 0 ]]; then
+	for f in "$@"; do
+		f=${f%.bats}.bats
+		[[ -e $f ]] || { echo "runc-integration.sh: no suite $f" >&2; exit 2; }
+		files+=("$f")
+	done
+else
+	for f in *.bats; do
+		if [[ $run_debian == 0 && " $DEBIAN_SUITES " == *" ${f%.bats} "* ]]; then
+			echo "runc-integration.sh: not running $f: it needs the Debian image (set DEBIAN_IMAGE)"
+			continue
+		fi
+		files+=("$f")
+	done
+fi
+
+OUT=${OUT:-$(mktemp /tmp/runc-integration.XXXXXX.tap)}
+echo "runc $RUNC_VERSION tests/integration against $RUNTIME: ${#files[@]} suites, TAP in $OUT"
+rc=0
+RUNC=$RUNTIME bats --tap "${files[@]}" >"$OUT" 2>&1 &
+bats_pid=$!
+# A helper that a failing test leaves running (a recvtty whose container
+# never started) holds bats's output pipe open, and bats waits for its EOF
+# for ever: once every test has reported, end such leftovers of the suite's
+# own helper binaries (by pid, found through /proc/PID/exe).
+while kill -0 "$bats_pid" 2>/dev/null; do
+	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$OUT" | head -n 1)
+	reported=$(grep -cE '^(not )?ok ' "$OUT" || true)
+	if [[ -n $plan && $reported -ge $plan ]]; then
+		sleep 10
+		for p in /proc/[0-9]*; do
+			exe=$(readlink "$p/exe" 2>/dev/null) || continue
+			if [[ $exe == "$CACHE"/tests/cmd/_bin/* ]]; then
+				echo "runc-integration.sh: ending leftover $exe (pid ${p#/proc/})"
+				kill "${p#/proc/}" 2>/dev/null || true
+			fi
+		done
+		break
+	fi
+	sleep 2
+done
+wait "$bats_pid" || rc=$?
+grep '^not ok' "$OUT" || true
+skipped=$(grep -cE '^ok .* # skip' "$OUT" || true)
+ok=$(grep -c '^ok ' "$OUT" || true)
+failed=$(grep -c '^not ok ' "$OUT" || true)
+echo "tests: $((ok - skipped)) passed, $failed failed, $skipped skipped"
+if [[ $rc -ne 0 && $failed -eq 0 ]]; then
+	echo "runc-integration.sh: bats exited $rc with no failed test: see $OUT" >&2
+	exit 1
+fi
+[[ $failed -eq 0 ]]
