@@ -59,6 +59,8 @@ busybox_image() {
 	for a in $(/bin/busybox --list); do
 		[[ $a == busybox ]] || ln "$r/bin/busybox" "$r/bin/$a"
 	done
+	# mktemp made it 0700, and the tarball's "." sets the bundle's rootfs.
+	chmod 755 "$r"
 	chmod 1777 "$r/tmp"
 	chmod 700 "$r/root"
 	cat >"$r/etc/passwd" <<-'EOF'
@@ -124,15 +126,13 @@ if [[ ! -e $CACHE/.ready ]]; then
 			"$GO" build -o tests/cmd/_bin/ "./tests/cmd/$c"
 		done
 	)
-	mkdir -p "$CACHE/tests/integration/testdata"
-	busybox_image "$CACHE/tests/integration/testdata/busybox-amd64.tar.xz"
 	touch "$CACHE/.ready"
 fi
 testdata=$CACHE/tests/integration/testdata
+mkdir -p "$testdata"
+# The names get-images.sh looks for (GOARCH; armv7 and the like aside).
 arch=$("$GO" env GOARCH)
-if [[ $arch != amd64 && ! -e $testdata/busybox-$arch.tar.xz ]]; then
-	cp "$testdata/busybox-amd64.tar.xz" "$testdata/busybox-$arch.tar.xz"
-fi
+[[ -e $testdata/busybox-$arch.tar.xz ]] || busybox_image "$testdata/busybox-$arch.tar.xz"
 
 # get-images.sh downloads what testdata lacks: give it the Debian image, or
 # a stand-in that the suites needing it never see (they are not run).
