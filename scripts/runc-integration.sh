@@ -122,8 +122,9 @@ if [[ ! -e $CACHE/.ready ]]; then
 		rm -rf vendor # the module zip has no vendor tree: dependencies from the proxy
 		export GOEXPERIMENT= GOFLAGS=-mod=mod
 		mkdir -p tests/cmd/_bin
+		# runc's Makefile builds with -tags seccomp (seccompagent needs it).
 		for c in recvtty sd-helper seccompagent fs-idmap pidfd-kill remap-rootfs; do
-			"$GO" build -o tests/cmd/_bin/ "./tests/cmd/$c"
+			"$GO" build -tags seccomp -o tests/cmd/_bin/ "./tests/cmd/$c"
 		done
 	)
 	touch "$CACHE/.ready"
