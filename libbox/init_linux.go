@@ -76,6 +76,28 @@ func Init() error {
 	return nil
 }
 
+// inCgroup is init in the container's cgroup: with ic.LateCgroup, once the
+// parent says it moved init there (only once: it clears LateCgroup); then
+// the cgroup namespace is made, when asked for, so that its root is that
+// cgroup.
+func inCgroup(sock *syncSocket, ic *initConfig) error {
+	if ic.LateCgroup {
+		ic.LateCgroup = false
+		if _, err := sock.expect(syncCgroupJoined); err != nil {
+			return err
+		}
+	}
+	if ic.NewCgroupNS {
+		ic.NewCgroupNS = false
+		// Per-thread (nsproxy), so allowed in a multi-threaded process;
+		// the locked thread is the one that execs, and children inherit it.
+		if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+			return fmt.Errorf("unshare cgroup namespace: %w", err)
+		}
+	}
+	return nil
+}
+
 func initContainer(sock *syncSocket, ic *initConfig) error {
 	if ic == nil || ic.Config == nil {
 		return errors.New("init: no config received")
@@ -110,11 +132,9 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	if err := setDumpable(false); err != nil {
 		return err
 	}
-	if ic.NewCgroupNS {
-		// Per-thread (nsproxy), so allowed in a multi-threaded process;
-		// the locked thread is the one that execs, and children inherit it.
-		if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
-			return fmt.Errorf("unshare cgroup namespace: %w", err)
+	if !ic.LateCgroup {
+		if err := inCgroup(sock, ic); err != nil {
+			return err
 		}
 	}
 	if !cfg.NoNewKeyring {
@@ -142,6 +162,15 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	}
 	if err != nil {
 		return fmt.Errorf("prepare rootfs: %w", err)
+	}
+	// With a late cgroup, the rest of the set-up waits for it only where
+	// it must: before the first exchange with the parent (whose next
+	// message is syncCgroupJoined), else once the rootfs is finished.
+	hooks := len(cfg.Hooks.Prestart)+len(cfg.Hooks.CreateRuntime)+len(cfg.Hooks.CreateContainer) > 0
+	if ic.LateCgroup && (hooks || cfg.allowlist() != nil) {
+		if err := inCgroup(sock, ic); err != nil {
+			return err
+		}
 	}
 	if len(cfg.Hooks.Prestart)+len(cfg.Hooks.CreateRuntime) > 0 {
 		if err := sock.send(syncMsg{Type: syncHooks}); err != nil {
@@ -195,6 +224,11 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		}
 	} else if err := writeSysctls(cfg.Sysctl); err != nil {
 		return fmt.Errorf("finalize rootfs: %w", err)
+	}
+	if ic.LateCgroup {
+		if err := inCgroup(sock, ic); err != nil {
+			return err
+		}
 	}
 	p := &cfg.Process
 	if p.Terminal && ic.ConsoleSocketFd < 0 {
