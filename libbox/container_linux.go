@@ -27,6 +27,13 @@ type Runtime struct {
 	// is the one place the mode is decided: init, exec and the cgroup code
 	// all take it from here.
 	Rootless bool
+	// ephemeral state is written without fsync (see writeFileAtomic):
+	// the sandbox's, which nothing reads after a crash of the host (its
+	// processes and cgroups are gone then too, and a state directory
+	// left is swept), as runc never fsyncs its state either. An fsync
+	// on a disk-backed state root waits for a journal commit, a
+	// millisecond or more on the path of every run.
+	ephemeral bool
 }
 
 // Container is a handle on one container's state directory.
@@ -243,7 +250,7 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 		Config:        cfg,
 		CgroupPaths:   p.cgroup.paths(),
 	}
-	if err := writeState(dir, c.st); err != nil {
+	if err := writeState(dir, c.st, !r.ephemeral); err != nil {
 		return nil, err
 	}
 	c.held, p.held = p.held, nil

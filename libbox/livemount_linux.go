@@ -130,7 +130,7 @@ func writeLiveMounts(dir string, ms []LiveMount) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", liveMountsFile, err)
 	}
-	if err := writeFileAtomic(dir, liveMountsFile, b); err != nil {
+	if err := writeFileAtomic(dir, liveMountsFile, b, true); err != nil {
 		return fmt.Errorf("write %s: %w", liveMountsFile, err)
 	}
 	return nil

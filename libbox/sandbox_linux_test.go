@@ -790,3 +790,25 @@ func mountedTmpfs(pid int, dir string) bool {
 	}
 	return false
 }
+
+// TestSandboxStateNotFsynced: a sandbox's state is written without fsync
+// (Runtime.ephemeral): nothing reads it after a crash of the host, and an
+// fsync on a disk-backed state root waits for the journal on every run.
+func TestSandboxStateNotFsynced(t *testing.T) {
+	sb := newTestSandbox(t, Options{})
+	var mu sync.Mutex
+	var synced []string
+	orig := syncDir
+	t.Cleanup(func() { syncDir = orig })
+	syncDir = func(d string) error {
+		mu.Lock()
+		synced = append(synced, d)
+		mu.Unlock()
+		return orig(d)
+	}
+	run(t, sb, "true")
+	syncDir = orig
+	if len(synced) > 0 {
+		t.Fatalf("a sandbox's state directories were fsynced: %q", synced)
+	}
+}

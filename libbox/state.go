@@ -78,28 +78,29 @@ func idChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c >= '+' && c <= '.'
 }
 
-// writeState stores st atomically (see writeFileAtomic).
-func writeState(dir string, st *persisted) error {
+// writeState stores st atomically (see writeFileAtomic), durable or not.
+func writeState(dir string, st *persisted, durable bool) error {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
-	if err := writeFileAtomic(dir, stateFile, b); err != nil {
+	if err := writeFileAtomic(dir, stateFile, b, durable); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
 	return nil
 }
 
 // writeFileAtomic stores b as dir/name: a temp file in the same directory,
-// fsynced, renamed over name (never rewritten in place), and the directory
-// fsynced so that the rename itself survives a crash.
-func writeFileAtomic(dir, name string, b []byte) error {
+// renamed over name (never rewritten in place). durable: the file is
+// fsynced before the rename, and the directory after it, so that the
+// rename itself survives a crash of the host.
+func writeFileAtomic(dir, name string, b []byte, durable bool) error {
 	f, err := os.CreateTemp(dir, "."+name+"-*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
-	if _, err = f.Write(b); err == nil {
+	if _, err = f.Write(b); err == nil && durable {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -111,6 +112,9 @@ func writeFileAtomic(dir, name string, b []byte) error {
 	if err != nil {
 		_ = os.Remove(tmp)
 		return err
+	}
+	if !durable {
+		return nil
 	}
 	return syncDir(dir)
 }

@@ -58,7 +58,7 @@ func TestStateRoundTrip(t *testing.T) {
 		ID: "c1", InitPid: 42, InitStartTime: 7, Created: time.Unix(1700000000, 0).UTC(), Owner: "root",
 		Config: &Config{Rootfs: "/r", Process: Process{Args: []string{"sh"}, Cwd: "/"}, Annotations: map[string]string{"k": "v"}},
 	}
-	if err := writeState(dir, in); err != nil {
+	if err := writeState(dir, in, true); err != nil {
 		t.Fatal(err)
 	}
 	// No temp file may be left next to state.json.
@@ -100,7 +100,7 @@ func TestLoadUnknownAndStatusOfDeadInit(t *testing.T) {
 	}
 	self, _ := readProcStat(os.Getpid())
 	st := &persisted{ID: "c", InitPid: os.Getpid(), InitStartTime: self.StartTime + 1, Config: &Config{}}
-	if err := writeState(dir, st); err != nil {
+	if err := writeState(dir, st, true); err != nil {
 		t.Fatal(err)
 	}
 	c, err := rt.Load("c")
@@ -138,7 +138,7 @@ func TestWriteStateSyncsTheDirectoryAfterTheRename(t *testing.T) {
 	}
 	defer func() { syncDir = orig }()
 	st := &persisted{ID: "c", InitPid: 1, Config: &Config{}}
-	if err := writeState(dir, st); err != nil {
+	if err := writeState(dir, st, true); err != nil {
 		t.Fatal(err)
 	}
 	if len(synced) != 1 || synced[0] != dir {
@@ -212,7 +212,7 @@ func TestRemoveStaleCannotRemoveADirectoryCreateHasNotLockedYet(t *testing.T) {
 		t.Fatal(err)
 	}
 	rootLock.Close()
-	if err := writeState(dir, &persisted{ID: "c", InitPid: 1, Config: &Config{}}); err != nil {
+	if err := writeState(dir, &persisted{ID: "c", InitPid: 1, Config: &Config{}}, true); err != nil {
 		t.Fatal(err)
 	}
 	lock.Close()
