@@ -755,7 +755,7 @@ func TestRootfsProcDestinations(t *testing.T) {
 				rtSymlink(t, outside, filepath.Join(rootfs, "proc"))
 			},
 			mounts: []Mount{{Source: "proc", Destination: "/proc", Type: "proc"}},
-			want:   "mount proc to /proc: destination is a symlink or not a directory",
+			want:   `mount proc to /proc: filesystem "proc" must be mounted on ordinary directory: the destination is a symlink or not a directory`,
 		},
 		{
 			name: "proc is a file",
@@ -764,7 +764,16 @@ func TestRootfsProcDestinations(t *testing.T) {
 				rtWriteFile(t, filepath.Join(rootfs, "proc"), "")
 			},
 			mounts: []Mount{{Source: "proc", Destination: "/proc", Type: "proc"}},
-			want:   "mount proc to /proc: destination is a symlink or not a directory",
+			want:   `mount proc to /proc: filesystem "proc" must be mounted on ordinary directory: the destination is a symlink or not a directory`,
+		},
+		{
+			name: "sys is a symlink",
+			prepare: func(t *testing.T, rootfs string) {
+				os.Remove(filepath.Join(rootfs, "sys"))
+				rtSymlink(t, outside, filepath.Join(rootfs, "sys"))
+			},
+			mounts: []Mount{{Source: "sysfs", Destination: "/sys", Type: "sysfs"}},
+			want:   `mount sysfs to /sys: filesystem "sysfs" must be mounted on ordinary directory`,
 		},
 		{
 			name: "tmpfs over /proc",

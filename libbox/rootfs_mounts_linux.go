@@ -178,9 +178,10 @@ func (r *rootfsMounter) resolveLexically(p string) (string, error) {
 }
 
 // openDirNoFollow opens (creating it if needed) the directory dest without
-// following a symlink in its last component: proc and sysfs go on a real
-// directory or nowhere (CVE-2019-19921).
-func (r *rootfsMounter) openDirNoFollow(dest string) (*os.File, error) {
+// following a symlink in its last component: proc and sysfs (fstype) go on
+// a real directory or nowhere (CVE-2019-19921). The error carries runc's
+// wording, which callers and tests match.
+func (r *rootfsMounter) openDirNoFollow(dest, fstype string) (*os.File, error) {
 	parent, err := r.mkdirAll(filepath.Dir(dest))
 	if err != nil {
 		return nil, fmt.Errorf("create destination: %w", err)
@@ -192,7 +193,7 @@ func (r *rootfsMounter) openDirNoFollow(dest string) (*os.File, error) {
 	}
 	f, err := openatFile(parent, base, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
 	if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
-		return nil, errors.New("destination is a symlink or not a directory")
+		return nil, fmt.Errorf("filesystem %q must be mounted on ordinary directory: the destination is a symlink or not a directory", fstype)
 	}
 	return f, err
 }
@@ -253,7 +254,7 @@ func (r *rootfsMounter) mountFS(m *Mount, dest, fstype string) error {
 		}
 	}
 	if fstype == "proc" || fstype == "sysfs" {
-		dst, err = r.openDirNoFollow(dest)
+		dst, err = r.openDirNoFollow(dest, fstype)
 	} else {
 		dst, err = r.openDest(dest, true)
 	}
@@ -303,7 +304,7 @@ func (r *rootfsMounter) mountFS(m *Mount, dest, fstype string) error {
 	}
 	if fstype == "proc" {
 		// Make sure procfs is what landed there before anything trusts it.
-		dst, err := r.openDirNoFollow(dest)
+		dst, err := r.openDirNoFollow(dest, fstype)
 		if err != nil {
 			return fail(err)
 		}
