@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
 	"github.com/nanobox-sandbox/nanobox-runc/libbox/nsenter"
@@ -150,6 +151,9 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 		child.reap()
 	}()
 	ec.ExeFd = child.exeFd
+	if l := ec.LogLevel; l == logrus.DebugLevel.String() || l == logrus.TraceLevel.String() {
+		logAffinity(child.log, child.pid)
+	}
 	if err := c.admit(child, opts.SubCgroups); err != nil {
 		return 0, fmt.Errorf("exec: %w", err)
 	}

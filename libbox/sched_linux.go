@@ -184,6 +184,26 @@ func applyExecAffinity(a *CPUAffinity) error {
 	return nil
 }
 
+// logAffinity logs, at debug level, the CPU affinity of pid (a process
+// exec adds, before it joins the container's cgroup) as a mask of its
+// first 64 CPUs: where process.execCPUAffinity.initial can be seen, as
+// runc's nsexec logs it ("affinity: 0x3"; runc's cpu_affinity.bats reads
+// it there).
+func logAffinity(log Logger, pid int) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(pid, &set); err != nil {
+		log.Debugf("nsexec: pid %d: sched_getaffinity: %v", pid, err)
+		return
+	}
+	var mask uint64
+	for i := 0; i < 64; i++ {
+		if set.IsSet(i) {
+			mask |= 1 << i
+		}
+	}
+	log.Debugf("nsexec: pid %d: affinity: %#x", pid, mask)
+}
+
 // formatCPUList writes CPU numbers the way the kernel lists them
 // (/sys/devices/system/cpu/online, cpuset.cpus): "0-3,7".
 func formatCPUList(cpus []int) string {

@@ -20,6 +20,18 @@ teardown() {
 first_cpu() { sed 's/[-,].*//' <<<"$1"; }
 last_cpu() { sed 's/.*[-,]//' <<<"$1"; }
 
+# cpus_mask LIST: a CPU list ("0-2,5") as a hex mask ("0x27").
+cpus_mask() {
+	local part lo hi mask=0 c
+	for part in ${1//,/ }; do
+		lo=${part%-*} hi=${part#*-}
+		for ((c = lo; c <= hi; c++)); do
+			mask=$((mask | 1 << c))
+		done
+	done
+	printf '%#x' "$mask"
+}
+
 # host_cpus: the CPUs this test (and so the runtime) may run on.
 host_cpus() {
 	awk '/^Cpus_allowed_list:/ {print $2}' /proc/self/status
@@ -301,6 +313,31 @@ process_json() {
 	runtime exec --process "$proc" "$CID"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"process.scheduler.nice 25 is out of range -20 to 19"* ]]
+}
+
+@test "exec --debug: logs the affinity execCPUAffinity.initial gives before the cgroup, as runc's nsexec" {
+	requires nanobox # the wording of the log line
+	local cpus first last mask proc="$BATS_TEST_TMPDIR/process.json"
+	cpus=$(host_cpus)
+	first=$(first_cpu "$cpus")
+	last=$(last_cpu "$cpus")
+	[ "$first" != "$last" ] || skip "needs two CPUs to tell an initial set from the rest"
+	[ "$last" -lt 64 ] || skip "the logged mask covers CPUs 0-63"
+	run_detached
+	# The program sees only the final set: initial shows in the log alone.
+	process_json "$proc" '.args = ["grep", "Cpus_allowed_list", "/proc/self/status"]
+		| .execCPUAffinity = {initial: $l, final: $f}' --arg f "$first" --arg l "$last"
+	runtime --debug exec --process "$proc" "$CID"
+	[ "$status" -eq 0 ]
+	mask=$(printf '%#x' $((1 << last)))
+	[[ "$output" == *"nsexec: pid "*": affinity: $mask\""* ]]
+	[[ "$output" == *"$(printf 'Cpus_allowed_list:\t%s' "$first")"* ]]
+	# Without an initial set: the runtime's own affinity (runc 1.3 too).
+	process_json "$proc" '.args = ["true"]'
+	runtime --debug exec --process "$proc" "$CID"
+	[ "$status" -eq 0 ]
+	mask=$(cpus_mask "$cpus")
+	[[ "$output" == *"nsexec: pid "*": affinity: $mask\""* ]]
 }
 
 @test "exec: --detach writes the pid file and leaves the process to the caller's subreaper" {
