@@ -315,9 +315,10 @@ type CPUAffinity struct {
 	// empty keeps the runtime's own affinity.
 	Initial []int `json:"initial,omitempty"`
 	// Final is set after the process is in the container's cgroup, right
-	// before the program is executed. Empty means the container's default:
-	// every CPU its cpuset allows, when Initial was set, else whatever the
-	// process had.
+	// before the program is executed. Empty leaves the affinity as the
+	// move into the cgroup left it (the runtime-spec: the runtime "SHOULD
+	// NOT change" it; the kernel decides, e.g. a cgroup v1 cpuset resets
+	// it to its CPUs), as runc does.
 	Final []int `json:"final,omitempty"`
 }
 

@@ -123,17 +123,6 @@ func setThreadAffinity(cpus []int) error {
 	return nil
 }
 
-// resetThreadAffinity lets the calling thread run on every CPU its cpuset
-// allows: the kernel intersects a full mask with the cpuset.
-func resetThreadAffinity() error {
-	set := unix.NewCPUSet(MaxCPU + 1)
-	set.Fill()
-	if err := unix.SchedSetaffinityDynamic(0, set); err != nil {
-		return fmt.Errorf("sched_setaffinity to every CPU: %w", err)
-	}
-	return nil
-}
-
 // startPinned runs start (which forks a process, e.g. os.StartProcess) on
 // a new OS thread pinned to a.Initial, so the process and every thread it
 // makes run there from their first instruction, until the process enters
@@ -165,21 +154,16 @@ func startPinned(a *CPUAffinity, start func() (*os.Process, error)) (*os.Process
 
 // applyExecAffinity sets the final CPU affinity of a process added by exec,
 // on the thread that executes the program, once it is in the container's
-// cgroup: a.Final, or, when only an initial set was given, every CPU the
-// container's cpuset allows (the runtime-spec's default), so the initial
-// pinning does not outlive the set-up.
+// cgroup. Without a final set the affinity stays as the move into the
+// cgroup left it: the runtime-spec says the runtime should not change it
+// then, and runc does not (an initial set alone may so outlive the
+// set-up where the move does not reset it, e.g. with no cgroup).
 func applyExecAffinity(a *CPUAffinity) error {
-	switch {
-	case a == nil:
+	if a == nil || len(a.Final) == 0 {
 		return nil
-	case len(a.Final) > 0:
-		if err := setThreadAffinity(a.Final); err != nil {
-			return fmt.Errorf("process.execCPUAffinity.final: %w", err)
-		}
-	case len(a.Initial) > 0:
-		if err := resetThreadAffinity(); err != nil {
-			return fmt.Errorf("process.execCPUAffinity: %w", err)
-		}
+	}
+	if err := setThreadAffinity(a.Final); err != nil {
+		return fmt.Errorf("process.execCPUAffinity.final: %w", err)
 	}
 	return nil
 }

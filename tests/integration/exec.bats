@@ -340,6 +340,30 @@ process_json() {
 	[[ "$output" == *"nsexec: pid "*": affinity: $mask\""* ]]
 }
 
+@test "exec: execCPUAffinity.initial alone is not undone once the process is in the cgroup" {
+	local cpus first last proc="$BATS_TEST_TMPDIR/process.json"
+	cpus=$(host_cpus)
+	first=$(first_cpu "$cpus")
+	last=$(last_cpu "$cpus")
+	[ "$first" != "$last" ] || skip "needs two CPUs to tell an initial set from the rest"
+	run_detached
+	process_json "$proc" '.args = ["grep", "Cpus_allowed_list", "/proc/self/status"]
+		| .execCPUAffinity = {initial: $l}' --arg l "$last"
+	runtime exec --process "$proc" "$CID"
+	[ "$status" -eq 0 ]
+	# Without a final set the runtime leaves the affinity to the kernel
+	# (runtime-spec; runc 1.3 does the same). The process keeps the initial
+	# set where it moves into no cgroup (rootless here) or, since Linux 6.2
+	# (which keeps a sched_setaffinity mask across cpuset changes,
+	# intersected with the cpuset), into the container's cpuset, which has
+	# every CPU. Before 6.2 a cgroup v1 cpuset reset it on the move.
+	local kv
+	kv=$(uname -r | awk -F. '{print $1 * 1000 + $2}')
+	if ! can_have_cgroup || [ "$kv" -ge 6002 ]; then
+		[ "$output" = "$(printf 'Cpus_allowed_list:\t%s' "$last")" ]
+	fi
+}
+
 @test "exec: --detach writes the pid file and leaves the process to the caller's subreaper" {
 	local sp out pid
 	sp=$(build_test_helper sysprobe static) || skip "cannot build tests/integration/sysprobe (needs go)"
