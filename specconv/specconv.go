@@ -117,6 +117,14 @@ func FromSpec(spec *specs.Spec, opts Options) (*libbox.Config, error) {
 	if err := convertNamespaces(c, linux, opts); err != nil {
 		return nil, err
 	}
+	if c.Readonlyfs && !hasNS(c, libbox.NEWNS) {
+		// runc 1.3 makes the root read-only only in a mount
+		// namespace of the container's own, and runs without one with the
+		// root left writable (remounting it would change the runtime's
+		// own mounts, which runc 1.1 did): so does this runtime, saying so.
+		warnf("root.readonly is ignored: the container shares the runtime's mount namespace (add {\"type\": \"mount\"} to linux.namespaces for a read-only root)")
+		c.Readonlyfs = false
+	}
 	if c.Hostname != "" && !hasNS(c, libbox.NEWUTS) {
 		return nil, errors.New("hostname needs a uts namespace: add {\"type\": \"uts\"} to linux.namespaces")
 	}

@@ -235,11 +235,25 @@ no_mount_ns() {
 	[[ "$output" == *"mounts with the host's / as rootfs need a mount namespace"* ]]
 }
 
-@test "namespaces: masked and read-only paths, a read-only root and rootfsPropagation need a mount namespace" {
+@test "namespaces: root.readonly without a mount namespace is ignored, with a warning, as runc 1.3 does" {
+	skip_if_runc "runc 1.1.5 remounts the runtime's / read-only"
+	# The mounts go in the host's mount namespace: only root may make them.
+	requires root
+	no_mount_ns
+	update_config '.root.readonly = true'
+	run_sh 'touch /written && echo wrote'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"root.readonly is ignored: the container shares the runtime's mount namespace"* ]]
+	[ "${lines[-1]}" = wrote ]
+	[ -f "$BUNDLE/rootfs/written" ]
+	assert_nothing_left "$CID"
+}
+
+@test "namespaces: masked and read-only paths and rootfsPropagation need a mount namespace" {
 	local setting settings=('.linux.maskedPaths = ["/proc/kcore"]' '.linux.readonlyPaths = ["/proc/sys"]')
-	# runc 1.1.5 refuses these two; it takes the others, and then remounts
-	# or re-propagates mounts of the runtime's namespace.
-	is_runc || settings+=('.root.readonly = true' '.linux.rootfsPropagation = "rprivate"')
+	# runc 1.1.5 refuses these two; it takes rootfsPropagation, and then
+	# re-propagates mounts of the runtime's namespace.
+	is_runc || settings+=('.linux.rootfsPropagation = "rprivate"')
 	for setting in "${settings[@]}"; do
 		no_mount_ns
 		update_config "$setting"
