@@ -181,6 +181,7 @@ rc=0
 # and the tests that wait for killed pids to vanish (kill -0 succeeds on a
 # zombie: "host pidns + init gone" in kill.bats and delete.bats) then fail
 # against runc too. runc's CI has systemd there.
+: >"$OUT" # before the loop below reads it (the redirect is the job's)
 RUNC=$RUNTIME tini -s -- bats --tap "${files[@]}" >"$OUT" 2>&1 &
 bats_pid=$!
 # A helper that a failing test leaves running (a recvtty whose container
