@@ -48,9 +48,9 @@ struct nb_kind {
 	int flag;
 };
 
-// Namespace kinds in the order they are joined: user first (it grants the
-// capabilities needed for the others), mnt last (it changes path
-// resolution; all paths are opened before any join anyway).
+// Namespace kinds in the order they are joined within each of nb_join's
+// passes (user has one of its own), mnt last (it changes path resolution;
+// all paths are opened before any join anyway).
 static const struct nb_kind nb_kinds[] = {
 	{"user", CLONE_NEWUSER}, {"ipc", CLONE_NEWIPC},
 	{"uts", CLONE_NEWUTS},   {"net", CLONE_NEWNET},
@@ -249,6 +249,43 @@ static int nb_same_file(int fd, const char *path)
 	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+// nb_setns joins the namespace of kind i through fd. With skip_eperm, a
+// permission error leaves it for later (returns 0, fd kept open); any other
+// failure is fatal. Returns 1 once joined (fd closed).
+static int nb_setns(int i, int fd, const char *path, int skip_eperm)
+{
+	if (setns(fd, nb_kinds[i].flag) < 0) {
+		int err = errno;
+		int type, ioctl_err;
+		const char *is;
+
+		if (err == EPERM && skip_eperm)
+			return 0;
+		type = ioctl(fd, NS_GET_NSTYPE);
+		ioctl_err = errno;
+		is = type > 0 ? nb_kind_name(type) : NULL;
+		// EINVAL alone does not say why: tell a file of another kind of
+		// namespace, or no namespace at all, apart.
+		if (err == EINVAL && is != NULL && type != nb_kinds[i].flag)
+			nb_fail("setns %s %s: %s (it is a %s namespace)",
+				nb_kinds[i].name, path, nb_strerror(err), is);
+		if (err == EINVAL && type < 0 && ioctl_err == ENOTTY)
+			nb_fail("setns %s %s: %s (not a namespace file)",
+				nb_kinds[i].name, path, nb_strerror(err));
+		errno = err;
+		nb_bail("setns %s %s", nb_kinds[i].name, path);
+	}
+	close(fd);
+	if (i == NB_USER)
+		nb_become_root();
+	return 1;
+}
+
+// nb_join joins the namespaces of paths, as runc's nsexec does: first every
+// one but user that the runtime's credentials may join (a namespace made
+// outside the container's user namespace, such as a netns of the host's,
+// cannot be joined from inside it), then user, then the rest (which need
+// the capabilities the user namespace gives: rootless).
 static void nb_join(char *paths[NB_NKINDS])
 {
 	int fds[NB_NKINDS];
@@ -262,36 +299,22 @@ static void nb_join(char *paths[NB_NKINDS])
 		fds[i] = open(paths[i], O_RDONLY | O_CLOEXEC);
 		if (fds[i] < 0)
 			nb_bail("open %s %s", nb_kinds[i].name, paths[i]);
-	}
-	for (int i = 0; i < NB_NKINDS; i++) {
-		if (fds[i] < 0)
-			continue;
 		// setns into the user namespace we are already in is EINVAL;
 		// it is also a no-op, so skip it (and the credential change).
+		// Checked now: /proc/self may mean another process once a
+		// mount namespace is joined.
 		if (i == NB_USER && nb_same_file(fds[i], "/proc/self/ns/user")) {
 			close(fds[i]);
-			continue;
+			fds[i] = -1;
 		}
-		if (setns(fds[i], nb_kinds[i].flag) < 0) {
-			int err = errno;
-			int type = ioctl(fds[i], NS_GET_NSTYPE);
-			int ioctl_err = errno;
-			const char *is = type > 0 ? nb_kind_name(type) : NULL;
-
-			// EINVAL alone does not say why: tell a file of another
-			// kind of namespace, or no namespace at all, apart.
-			if (err == EINVAL && is != NULL && type != nb_kinds[i].flag)
-				nb_fail("setns %s %s: %s (it is a %s namespace)",
-					nb_kinds[i].name, paths[i], nb_strerror(err), is);
-			if (err == EINVAL && type < 0 && ioctl_err == ENOTTY)
-				nb_fail("setns %s %s: %s (not a namespace file)",
-					nb_kinds[i].name, paths[i], nb_strerror(err));
-			errno = err;
-			nb_bail("setns %s %s", nb_kinds[i].name, paths[i]);
+	}
+	for (int pass = 0; pass < 3; pass++) {
+		for (int i = 0; i < NB_NKINDS; i++) {
+			if (fds[i] < 0 || (pass == 1) != (i == NB_USER))
+				continue;
+			if (nb_setns(i, fds[i], paths[i], pass == 0))
+				fds[i] = -1;
 		}
-		close(fds[i]);
-		if (i == NB_USER)
-			nb_become_root();
 	}
 }
 

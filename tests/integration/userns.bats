@@ -200,3 +200,30 @@ rootful_userns() {
 	# The container really is in a user namespace, not the host's.
 	[ "$(tail -n1 <<<"$output" | norm)" != "0 0 4294967295" ]
 }
+
+@test "userns: joining a user namespace and a network namespace it does not own (the host's), as runc does" {
+	# runc's userns.bats "join external namespaces [wrong userns owner]":
+	# a namespace the container's user namespace does not own can only be
+	# joined with the runtime's own credentials, before the user namespace.
+	requires root
+	rootful_userns
+	run_detached
+	local apid netpid userns netns
+	apid=$(cat "$BATS_TEST_TMPDIR/$CID.pid")
+	unshare --net sleep 1000 </dev/null >/dev/null 2>&1 3>&- &
+	netpid=$!
+	retry 100 0.02 grep -qx sleep "/proc/$netpid/comm"
+	update_config '.linux.namespaces |= map(if .type == "user" then .path = $u
+			elif .type == "network" then .path = $n else . end)
+		| del(.linux.uidMappings) | del(.linux.gidMappings)
+		| .mounts |= map(if .type == "sysfs" then {destination, type: "bind", source: "/sys", options: ["rbind"]} else . end)' \
+		"$BUNDLE" --arg u "/proc/$apid/ns/user" --arg n "/proc/$netpid/ns/net"
+	set_args sh -c 'readlink /proc/self/ns/user; readlink /proc/self/ns/net'
+	userns=$(readlink "/proc/$apid/ns/user")
+	netns=$(readlink "/proc/$netpid/ns/net")
+	runtime run -b "$BUNDLE" "$CID-b"
+	kill "$netpid"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$userns" ]
+	[ "${lines[1]}" = "$netns" ]
+}
