@@ -260,6 +260,13 @@ func (pe *pendingExec) setProgram(m *startMessage, pause bool, exeFd int, cwd st
 // from the runtime's sealed binary, which nothing in the sandbox can reach
 // by a path. It returns only on failure.
 func execFd(fd int, args, env []string) error {
+	err := execveatEmpty(fd, args, env)
+	return fmt.Errorf("exec the sandbox's pause: %w (the seccomp profile must allow execveat)", err)
+}
+
+// execveatEmpty is execveat(fd, "", args, env, AT_EMPTY_PATH); it returns
+// only on failure.
+func execveatEmpty(fd int, args, env []string) error {
 	argv, err := syscall.SlicePtrFromStrings(args)
 	if err != nil {
 		return err
@@ -274,7 +281,7 @@ func execFd(fd int, args, env []string) error {
 	}
 	_, _, errno := unix.Syscall6(unix.SYS_EXECVEAT, uintptr(fd), uintptr(unsafe.Pointer(empty)),
 		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])), unix.AT_EMPTY_PATH, 0)
-	return fmt.Errorf("exec the sandbox's pause: %w (the seccomp profile must allow execveat)", errno)
+	return errno
 }
 
 // takeControllingTTY makes stdin, a terminal the caller passed in, the

@@ -38,8 +38,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -81,28 +79,15 @@ func execWaiter(sock *syncSocket, fifoFd, exeFd int, cwd string, env []string) e
 	sockFd := int(sock.f.Fd())
 	fds := []int{fifoFd, mem, exeFd, sockFd}
 	args := []string{waiterArgv0, strconv.Itoa(fifoFd), strconv.Itoa(mem), strconv.Itoa(exeFd), strconv.Itoa(sockFd), cwd, string(ready)}
-	argv, err := syscall.SlicePtrFromStrings(args)
-	if err != nil {
-		return err
-	}
-	envv, err := syscall.SlicePtrFromStrings(env)
-	if err != nil {
-		return err
-	}
-	empty, err := syscall.BytePtrFromString("")
-	if err != nil {
-		return err
-	}
 	for _, fd := range fds {
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
 			cloexec(fds)
 			return err
 		}
 	}
-	_, _, errno := unix.Syscall6(unix.SYS_EXECVEAT, uintptr(exeFd), uintptr(unsafe.Pointer(empty)),
-		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])), unix.AT_EMPTY_PATH, 0)
+	err = execveatEmpty(exeFd, args, env)
 	cloexec(fds)
-	return errno
+	return err
 }
 
 func cloexec(fds []int) {
