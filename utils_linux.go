@@ -258,15 +258,7 @@ func preservedFiles(n int) ([]*os.File, error) {
 
 // dialConsoleSocket connects to the caller's console socket.
 func dialConsoleSocket(path string) (*os.File, error) {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("console socket: %w", err)
-	}
-	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("connect to console socket %s: %w", path, err)
-	}
-	return os.NewFile(uintptr(fd), path), nil
+	return dialUnix("console socket", path)
 }
 
 // dialPidfdSocket connects to --pidfd-socket's path; nil without one.
@@ -274,13 +266,19 @@ func dialPidfdSocket(path string) (*os.File, error) {
 	if path == "" {
 		return nil, nil
 	}
+	return dialUnix("pidfd socket", path)
+}
+
+// dialUnix connects a stream socket to the AF_UNIX path a flag named
+// (what, for errors).
+func dialUnix(what, path string) (*os.File, error) {
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("pidfd socket: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("connect to pidfd socket %s: %w", path, err)
+		return nil, fmt.Errorf("connect to %s %s: %w", what, path, err)
 	}
 	return os.NewFile(uintptr(fd), path), nil
 }
