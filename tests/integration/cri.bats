@@ -383,15 +383,8 @@ logs_of() {
 }
 
 @test "cri: a privileged container: every capability and the host's devices" {
-	# A host device outside the default set that this host lets root open.
-	local dev= d
-	for d in /dev/loop0 /dev/kmsg /dev/loop-control; do
-		if [[ -e $d ]] && : <"$d" 2>/dev/null; then
-			dev=$d
-			break
-		fi
-	done
-	[ -n "$dev" ] || skip "no host device outside the default set opens here"
+	local dev
+	dev=$(openable_host_device) || skip "no host device outside the default set opens here"
 	runp "$P" '.linux.security_context.privileged = true'
 	start_ctr c1 '.linux.security_context.privileged = true' \
 		sh -c "$CAPEFF_SNIPPET; : <$dev && echo opened"

@@ -436,3 +436,17 @@ seccomp_deny_mkdir() {
 
 # capeff: prints the CapEff mask of the shell of a `sh -c` snippet.
 CAPEFF_SNIPPET='grep ^CapEff: /proc/self/status | cut -f2'
+
+# openable_host_device: prints a host device outside a container's default
+# set that this host lets root open (what a privileged container or
+# --device gets); fails when there is none.
+openable_host_device() {
+	local d
+	for d in /dev/loop0 /dev/kmsg /dev/loop-control; do
+		if [[ -e $d ]] && : <"$d" 2>/dev/null; then
+			echo "$d"
+			return 0
+		fi
+	done
+	return 1
+}
