@@ -278,6 +278,16 @@ mount_submount() {
 	[ "$output" = "$(printf 'under-a\n0')" ]
 }
 
+@test "mounts: a destination given as a host path into the rootfs mounts there (runc's stripRoot)" {
+	# runc takes a destination lexically under the rootfs's host path as
+	# relative to the rootfs: /final, not a copy of the host path inside.
+	mkdir -p "$BUNDLE/rootfs/final"
+	add_mount "{\"destination\": \"$BUNDLE/rootfs/final\", \"type\": \"bind\", \"source\": \"$VOL\", \"options\": [\"rbind\"]}"
+	run_sh "cat /final/file; if test -e '$BUNDLE'; then echo copied; fi"
+	[ "$status" -eq 0 ]
+	[ "$output" = from-host ]
+}
+
 @test "mounts: recursive attributes (rro, rnosuid, rnoexec, rnoatime) reach every submount" {
 	mount_submount
 	give_to_user "$VOL/sub"
