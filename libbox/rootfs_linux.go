@@ -377,11 +377,15 @@ func describeStat(st *unix.Stat_t) string {
 // relative to the rootfs (runc's stripRoot, which it applies to every
 // mount's destination), so a config written with host paths into the
 // rootfs mounts where it means and not on a copy of that path inside it.
-// roots are the rootfs's host paths (the real one, and the config's).
+// roots are the rootfs's host paths (the real one, and the config's); a
+// relative one names nothing on the host and is not compared.
 func stripRootfs(dest string, roots ...string) string {
 	d := filepath.Clean("/" + dest)
 	for _, root := range roots {
-		root = filepath.Clean("/" + root)
+		if !filepath.IsAbs(root) {
+			continue
+		}
+		root = filepath.Clean(root)
 		if root == "/" {
 			continue
 		}
