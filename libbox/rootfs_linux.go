@@ -144,10 +144,6 @@ func prepareRootfs(cfg *Config, trees map[int]*os.File) (string, error) {
 func mountAll(cfg *Config, path string, root *os.File, trees map[int]*os.File) error {
 	_, userns := cfg.NamespaceOf(NEWUSER)
 	r := &rootfsMounter{cfg: cfg, path: path, root: root, userns: userns}
-	for i := range cfg.Mounts {
-		m := &cfg.Mounts[i]
-		m.Destination = stripRootfs(m.Destination, path, cfg.Rootfs)
-	}
 	for i, m := range cfg.Mounts {
 		if err := r.mountEntry(m, trees[i]); err != nil {
 			return err
@@ -370,31 +366,4 @@ func describeStat(st *unix.Stat_t) string {
 		return fmt.Sprintf("%s %d:%d", fileTypeName(ifmt), unix.Major(st.Rdev), unix.Minor(st.Rdev))
 	}
 	return fileTypeName(ifmt)
-}
-
-// stripRootfs returns dest as a path inside the container: a destination
-// that names the rootfs's host path, or one lexically beneath it, is taken
-// relative to the rootfs (runc's stripRoot, which it applies to every
-// mount's destination), so a config written with host paths into the
-// rootfs mounts where it means and not on a copy of that path inside it.
-// roots are the rootfs's host paths (the real one, and the config's); a
-// relative one names nothing on the host and is not compared.
-func stripRootfs(dest string, roots ...string) string {
-	d := filepath.Clean("/" + dest)
-	for _, root := range roots {
-		if !filepath.IsAbs(root) {
-			continue
-		}
-		root = filepath.Clean(root)
-		if root == "/" {
-			continue
-		}
-		if d == root {
-			return "/"
-		}
-		if rest, ok := strings.CutPrefix(d, root+"/"); ok {
-			return "/" + rest
-		}
-	}
-	return d
 }

@@ -1014,26 +1014,3 @@ func TestMountAttrFlags(t *testing.T) {
 		t.Errorf("a plain rbind: attrFlags() = %#x, want 0", got)
 	}
 }
-
-// TestStripRootfs: a destination under the rootfs's host path is taken
-// relative to the rootfs, as runc's stripRoot does; anything else, and any
-// relative or "/" root (which names no host directory to strip), is kept.
-func TestStripRootfs(t *testing.T) {
-	for _, c := range []struct {
-		dest  string
-		roots []string
-		want  string
-	}{
-		{"/b/rootfs/final", []string{"/b/rootfs"}, "/final"},
-		{"/b/rootfs", []string{"/b/rootfs"}, "/"},
-		{"/b/rootfsx/final", []string{"/b/rootfs"}, "/b/rootfsx/final"},
-		{"/real/final", []string{"/b/rootfs", "/real"}, "/final"},
-		{"/rootfs/data", []string{"rootfs"}, "/rootfs/data"},
-		{"/data", []string{"/"}, "/data"},
-		{"data/../x", []string{"/b/rootfs"}, "/x"},
-	} {
-		if got := stripRootfs(c.dest, c.roots...); got != c.want {
-			t.Errorf("stripRootfs(%q, %q) = %q, want %q", c.dest, c.roots, got, c.want)
-		}
-	}
-}

@@ -188,8 +188,9 @@ func parseMountOptions(m *libbox.Mount, options []string) error {
 }
 
 // convertMount turns one OCI mount into a libbox.Mount. bundle is the
-// absolute bundle directory, against which relative bind sources resolve.
-func convertMount(sm specs.Mount, bundle string, warnf func(string, ...any)) (libbox.Mount, error) {
+// absolute bundle directory, against which relative bind sources resolve;
+// rootfs the rootfs's real host path (see stripRootfs).
+func convertMount(sm specs.Mount, bundle, rootfs string, warnf func(string, ...any)) (libbox.Mount, error) {
 	var m libbox.Mount
 	// Mount arguments are C strings: a NUL would silently truncate them.
 	for _, s := range []string{sm.Destination, sm.Source, sm.Type} {
@@ -207,7 +208,7 @@ func convertMount(sm specs.Mount, bundle string, warnf func(string, ...any)) (li
 		warnf("mount destination %q is not absolute: resolving it against /", dest)
 		dest = "/" + dest
 	}
-	m.Destination = filepath.Clean(dest)
+	m.Destination = stripRootfs(filepath.Clean(dest), rootfs)
 	m.Source = sm.Source
 	m.Type = sm.Type
 
@@ -255,4 +256,24 @@ func convertMount(sm specs.Mount, bundle string, warnf func(string, ...any)) (li
 		return m, fmt.Errorf("mount option tmpcopyup applies only to tmpfs, not %s", m.Type)
 	}
 	return m, nil
+}
+
+// stripRootfs returns dest, a clean absolute path, as a path inside the
+// container: one that names the rootfs's host path, or lies lexically
+// beneath it, is taken relative to the rootfs, as runc does (stripRoot in
+// utils.WithProcfd, for every mount), so a config written with host paths
+// into the rootfs mounts where it means and not on a copy of that path
+// inside the rootfs. The result is still resolved inside the rootfs, like
+// any destination.
+func stripRootfs(dest, rootfs string) string {
+	if rootfs == "/" {
+		return dest
+	}
+	if dest == rootfs {
+		return "/"
+	}
+	if rest, ok := strings.CutPrefix(dest, rootfs+"/"); ok {
+		return "/" + rest
+	}
+	return dest
 }

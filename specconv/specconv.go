@@ -133,7 +133,7 @@ func FromSpec(spec *specs.Spec, opts Options) (*libbox.Config, error) {
 	}
 
 	for i, sm := range spec.Mounts {
-		m, err := convertMount(sm, bundle, warnf)
+		m, err := convertMount(sm, bundle, c.Rootfs, warnf)
 		if err != nil {
 			return nil, fmt.Errorf("mounts[%d] (destination %q): %w", i, sm.Destination, err)
 		}

@@ -229,7 +229,7 @@ func TestConvertMount(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var w warnings
-			got, err := convertMount(tt.in, bundle, w.warnf)
+			got, err := convertMount(tt.in, bundle, "/nonexistent/rootfs", w.warnf)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error = %v, want %q", err, tt.err)
@@ -1039,5 +1039,25 @@ func TestKnownLists(t *testing.T) {
 	f := Features()
 	if f.OCIVersionMax != specs.Version || len(f.Hooks) != 6 || !*f.Linux.Seccomp.Enabled || !*f.Linux.Cgroup.V1 || !*f.Linux.Cgroup.V2 || *f.Linux.Cgroup.Systemd || len(f.Linux.Capabilities) != len(caps) {
 		t.Errorf("features %+v", f)
+	}
+}
+
+// TestStripRootfs: a destination under the rootfs's host path is taken
+// relative to the rootfs, as runc's stripRoot does; anything else, and a
+// rootfs of "/", is kept. A ".." that climbs out of the rootfs was already
+// cleaned away, so it is not under the rootfs and stays a container path.
+func TestStripRootfs(t *testing.T) {
+	for _, c := range []struct {
+		dest, rootfs, want string
+	}{
+		{"/b/rootfs/final", "/b/rootfs", "/final"},
+		{"/b/rootfs", "/b/rootfs", "/"},
+		{"/b/rootfsx/final", "/b/rootfs", "/b/rootfsx/final"},
+		{"/data", "/", "/data"},
+		{filepath.Clean("/b/rootfs/../escape"), "/b/rootfs", "/b/escape"},
+	} {
+		if got := stripRootfs(c.dest, c.rootfs); got != c.want {
+			t.Errorf("stripRootfs(%q, %q) = %q, want %q", c.dest, c.rootfs, got, c.want)
+		}
 	}
 }

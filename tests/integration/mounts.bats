@@ -288,6 +288,22 @@ mount_submount() {
 	[ "$output" = from-host ]
 }
 
+@test "mounts: a host-path destination cannot climb out of the rootfs, by .. or by a symlink" {
+	# ".." is cleaned away before the rootfs is stripped: the destination
+	# is then not under the rootfs and stays a path inside the container.
+	add_mount "{\"destination\": \"$BUNDLE/rootfs/../escape\", \"type\": \"bind\", \"source\": \"$VOL\", \"options\": [\"rbind\"]}"
+	# A symlink in the rootfs pointing at the host's bundle: once stripped
+	# the destination is /link/x, resolved inside the rootfs.
+	ln -s "$BUNDLE" "$BUNDLE/rootfs/link"
+	add_mount "{\"destination\": \"$BUNDLE/rootfs/link/x\", \"type\": \"bind\", \"source\": \"$VOL\", \"options\": [\"rbind\"]}"
+	run_sh "cat '$BUNDLE/escape/file' '$BUNDLE/x/file'"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'from-host\nfrom-host')" ]
+	[ ! -e "$BUNDLE/escape" ]
+	[ ! -e "$BUNDLE/x" ]
+	[ -d "$BUNDLE/rootfs/$BUNDLE/x" ]
+}
+
 @test "mounts: recursive attributes (rro, rnosuid, rnoexec, rnoatime) reach every submount" {
 	mount_submount
 	give_to_user "$VOL/sub"
