@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,7 +198,7 @@ type cgroupHandle struct {
 
 // applyCgroup creates the container's cgroup, moves pid (init) into it and
 // sets the limits; pid -1 creates it and sets the limits with no process in
-// it yet (for clone3's CLONE_INTO_CGROUP, see cgroupForClone). It returns
+// it yet (for init to be born in it, see cgroupBeforeInit). It returns
 // nil and no error when the container runs without a cgroup: rootless, no
 // cgroup it may create, and no limits asked for. On error the returned
 // handle, when not nil, is for the caller to destroy once pid is dead (a
@@ -355,40 +356,97 @@ func (h *cgroupHandle) join(id string, pid int) (*cgroupHandle, error) {
 	return nil, nil
 }
 
-// cgroupForClone is the container's cgroup made, with its limits, before
-// init's stage exists, for clone3 to start the stage in it
-// (CLONE_INTO_CGROUP; the stage forks init there): no process is moved
-// between cgroups afterwards (a write to cgroup.procs, which takes the
-// kernel's global cgroup_threadgroup_rwsem for writing), and the stage
-// never runs outside the container's limits. It applies on a pure cgroup
-// v2 host (CLONE_INTO_CGROUP takes a cgroup2 directory; the v1 hierarchies
-// of a hybrid host would still need their moves), and not with pids.max 1:
-// the stage and init are two tasks until the stage exits.
+// bornCgroup is the container's cgroup made, with its limits, before
+// init's stage exists, for the stage to start in it or join it while it is
+// still single-threaded, so that init is born there: no process is moved
+// between cgroups by pid afterwards (a write to cgroup.procs, which takes
+// the kernel's global cgroup_threadgroup_rwsem for writing and waits out
+// an RCU grace period: 10 ms and more a move), and init never runs outside
+// the container's limits.
+type bornCgroup struct {
+	h *cgroupHandle
+	// dir is the cgroup2 directory, open, for clone3 to start the stage in
+	// (CLONE_INTO_CGROUP): the container's cgroup on a cgroup v2 host, its
+	// cgroup in the cgroup2 mount of a hybrid one.
+	dir *os.File
+	// tasks are the "tasks" files of its cgroup v1 hierarchies, open for
+	// writing, for the stage to join (nsenter's cgroupfd).
+	tasks []nsenterCgroup
+}
+
+// nsenterCgroup is one v1 tasks file for the stage.
+type nsenterCgroup struct {
+	f    *os.File
+	path string
+}
+
+// closeFiles closes the files b opened: once the stage has started, they
+// are its business.
+func (b *bornCgroup) closeFiles() {
+	if b.dir != nil {
+		b.dir.Close()
+	}
+	for _, t := range b.tasks {
+		t.f.Close()
+	}
+}
+
+// cgroupBeforeInit makes the container's cgroup for init to be born in
+// (see bornCgroup). It applies unless the container's init would have to be
+// moved anyway: rootless on a cgroup v1 or hybrid host (where a cgroup it
+// may create is the exception, and a refused one is not an error), a
+// systemd-managed cgroup on one (a unit is started with its process), or
+// pids.max 1 (the stage and init are two tasks until the stage exits).
 //
-// It returns ok false when it does not apply. Else the handle (nil: the
-// container runs without a cgroup) and the cgroup's directory, open for
-// clone3, for the caller to close; on error, a handle for the caller to
-// destroy, as applyCgroup's.
-func cgroupForClone(id string, cfg *Config, rootless bool, log Logger) (h *cgroupHandle, dir *os.File, ok bool, err error) {
-	if !cgroups.IsCgroup2UnifiedMode() {
-		return nil, nil, false, nil
+// It returns ok false when it does not apply. Else the cgroup (b.h nil:
+// the container runs without one), with its files for the stage for the
+// caller to close; on error, a cgroup whose handle, when not nil, is for
+// the caller to destroy, as applyCgroup's.
+func cgroupBeforeInit(id string, cfg *Config, rootless bool, log Logger) (b *bornCgroup, ok bool, err error) {
+	v2 := cgroups.IsCgroup2UnifiedMode()
+	if !v2 && rootless {
+		return nil, false, nil
 	}
 	cg, err := cgroupSpec(id, cfg, rootless)
 	if err != nil {
-		return nil, nil, true, err
+		return nil, true, err
 	}
 	if l := cg.Resources.PidsLimit; l != nil && *l == 1 {
-		return nil, nil, false, nil
+		return nil, false, nil
 	}
-	h, err = applyCgroup(id, cfg, rootless, -1, log)
-	if err != nil || h == nil {
-		return h, nil, true, err
+	if !v2 && cg.Systemd {
+		return nil, false, nil
 	}
-	dir, err = os.OpenFile(h.m.Path(""), os.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return h, nil, true, fmt.Errorf("open cgroup for container %s: %w", id, err)
+	b = &bornCgroup{}
+	b.h, err = applyCgroup(id, cfg, rootless, -1, log)
+	if err != nil || b.h == nil {
+		return b, true, err
 	}
-	return h, dir, true, nil
+	paths := b.h.m.GetPaths()
+	seen := make(map[string]bool, len(paths))
+	for _, ctrl := range slices.Sorted(maps.Keys(paths)) {
+		p := paths[ctrl]
+		if p == "" || seen[p] {
+			continue
+		}
+		// Hierarchies mounted together (cpu,cpuacct) share a directory.
+		seen[p] = true
+		if ctrl == "" {
+			if b.dir, err = os.OpenFile(p, os.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+				b.closeFiles()
+				return b, true, fmt.Errorf("open cgroup for container %s: %w", id, err)
+			}
+			continue
+		}
+		tasks := filepath.Join(p, "tasks")
+		f, err := os.OpenFile(tasks, os.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			b.closeFiles()
+			return b, true, fmt.Errorf("open cgroup for container %s: %w", id, err)
+		}
+		b.tasks = append(b.tasks, nsenterCgroup{f: f, path: tasks})
+	}
+	return b, true, nil
 }
 
 // checkCgroupUsable looks at the container's cgroup before init joins it.

@@ -2,6 +2,7 @@ package libbox
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -271,60 +272,93 @@ func TestApplyCgroupMissingController(t *testing.T) {
 	}
 }
 
-// TestApplyCgroupForClone: on a pure cgroup v2 host the container's cgroup
-// is made with its limits before any process is in it, and a process
-// started with CLONE_INTO_CGROUP on the directory cgroupForClone opened is
-// born in it; pids.max 1 (the stage and init are two tasks) and v1 or
-// hybrid hosts take the move after the fact instead.
-func TestApplyCgroupForClone(t *testing.T) {
+// TestCgroupBeforeInit: the container's cgroup is made with its limits
+// before any process is in it, with what the stage needs to be born in it:
+// on a cgroup v2 host its directory, for CLONE_INTO_CGROUP, and a process
+// started that way is born there; on a v1 or hybrid host a tasks file of
+// each v1 hierarchy (one per directory) and, on a hybrid one, the cgroup2
+// mount's directory. pids.max 1 (the stage and init are two tasks) takes
+// the move after the fact instead.
+func TestCgroupBeforeInit(t *testing.T) {
 	requireCgroupfs(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
 	}
 	id := fmt.Sprintf("nanobox-unit-clone-%d", os.Getpid())
 	one := int64(1)
-	if _, dir, ok, err := cgroupForClone(id, &Config{CgroupsPath: "/" + id, Resources: &cgroups.Resources{PidsLimit: &one}}, false, nil); ok || dir != nil || err != nil {
-		t.Fatalf("pids.max 1: ok %v, dir %v, err %v; want the move after the fact", ok, dir, err)
+	if b, ok, err := cgroupBeforeInit(id, &Config{CgroupsPath: "/" + id, Resources: &cgroups.Resources{PidsLimit: &one}}, false, nil); ok || b != nil || err != nil {
+		t.Fatalf("pids.max 1: ok %v, cgroup %v, err %v; want the move after the fact", ok, b, err)
 	}
 	pids := int64(16)
 	cfg := &Config{CgroupsPath: "/" + id, Resources: &cgroups.Resources{PidsLimit: &pids}}
-	h, dir, ok, err := cgroupForClone(id, cfg, false, nil)
-	if h != nil {
-		defer h.destroyBestEffort()
-	}
-	if dir != nil {
-		defer dir.Close()
-	}
-	if !cgroups.IsCgroup2UnifiedMode() {
-		if ok || h != nil || dir != nil || err != nil {
-			t.Fatalf("not a pure cgroup v2 host: ok %v, handle %v, dir %v, err %v; want nothing done", ok, h, dir, err)
+	b, ok, err := cgroupBeforeInit(id, cfg, false, nil)
+	if b != nil {
+		defer b.closeFiles()
+		if b.h != nil {
+			defer b.h.destroyBestEffort()
 		}
-		return
 	}
-	if err != nil || !ok || h == nil || dir == nil {
-		t.Fatalf("cgroupForClone: ok %v, handle %v, dir %v, err %v", ok, h, dir, err)
+	if err != nil || !ok || b == nil || b.h == nil {
+		t.Fatalf("cgroupBeforeInit: ok %v, cgroup %v, err %v", ok, b, err)
 	}
-	path := h.m.Path("")
-	for file, want := range map[string]string{"pids.max": "16", "cgroup.procs": ""} {
-		b, err := os.ReadFile(filepath.Join(path, file))
+	v2 := cgroups.IsCgroup2UnifiedMode()
+	if (b.dir != nil) != (v2 || cgroups.IsCgroup2HybridMode()) {
+		t.Errorf("cgroup2 directory %v on a host with cgroup2 %v", b.dir, v2 || cgroups.IsCgroup2HybridMode())
+	}
+	paths := b.h.m.GetPaths()
+	dirs := map[string]bool{}
+	for ctrl, p := range paths {
+		if ctrl != "" && p != "" {
+			dirs[p] = true
+		}
+	}
+	if v2 && len(b.tasks) != 0 {
+		t.Errorf("cgroup v2 host: tasks files %v", b.tasks)
+	}
+	if !v2 {
+		got := map[string]bool{}
+		for _, tf := range b.tasks {
+			if got[filepath.Dir(tf.path)] {
+				t.Errorf("%s given twice", tf.path)
+			}
+			got[filepath.Dir(tf.path)] = true
+			if fl, err := unix.FcntlInt(tf.f.Fd(), unix.F_GETFL, 0); err != nil || fl&unix.O_ACCMODE != unix.O_WRONLY {
+				t.Errorf("%s: flags %#x, %v; want open for writing", tf.path, fl, err)
+			}
+		}
+		if !maps.Equal(got, dirs) {
+			t.Errorf("tasks files in %v, want one in each of %v", got, dirs)
+		}
+	}
+	pidsDir := paths["pids"]
+	procs := filepath.Join(pidsDir, "tasks")
+	if v2 {
+		pidsDir = b.h.m.Path("")
+		procs = filepath.Join(pidsDir, "cgroup.procs")
+	}
+	for file, want := range map[string]string{filepath.Join(pidsDir, "pids.max"): "16", procs: ""} {
+		got, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.TrimSpace(string(b)); got != want {
+		if strings.TrimSpace(string(got)) != want {
 			t.Errorf("%s before any process: %q, want %q", file, got, want)
 		}
 	}
+	if b.dir == nil {
+		return
+	}
 	cmd := exec.Command("sleep", "60")
-	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(dir.Fd())}
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(b.dir.Fd())}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("clone3 CLONE_INTO_CGROUP on the cgroup's directory: %v", err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	b, err := os.ReadFile(filepath.Join(path, "cgroup.procs"))
+	got, err := os.ReadFile(filepath.Join(b.dir.Name(), "cgroup.procs"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.TrimSpace(string(b)); got != fmt.Sprint(cmd.Process.Pid) {
+	if strings.TrimSpace(string(got)) != fmt.Sprint(cmd.Process.Pid) {
 		t.Fatalf("cgroup.procs after the clone: %q, want %d", got, cmd.Process.Pid)
 	}
 }

@@ -92,17 +92,6 @@ type CreateOpts struct {
 	// waiter lets a deferred init wait for its program in the waiter
 	// (waiter_linux.go) rather than in the Go runtime.
 	waiter bool
-	// lateCgroup lets init set up its rootfs while it is moved into a
-	// cgroup v1 (or hybrid) host's cgroups, instead of after: the first
-	// move into a cgroup waits for an RCU grace period (the kernel's
-	// cgroup_threadgroup_rwsem), milliseconds that init's set-up then
-	// overlaps. init waits for the move (syncCgroupJoined) before its
-	// cgroup namespace, any hook and any exchange with the runtime, and
-	// before the program; not with a cgroup mount in the config, which
-	// needs the cgroup namespace first. Set by the sandbox, not for the
-	// OCI commands: runc applies the cgroup before the rootfs (a mknod
-	// that the devices cgroup refuses must fail).
-	lateCgroup bool
 }
 
 // takeHeld hands over what Create held (CreateOpts.holdRefs); the caller
@@ -670,12 +659,14 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	sp.usermap = func(stagePid int) error { return writeIDMaps(stagePid, cfg, r.Rootless) }
 	sp.log = opts.Log
 
-	// On a pure cgroup v2 host the cgroup is made, with its limits, before
-	// init: the stage is started in it (see cgroupForClone).
-	early, cgDir, cgDone, err := cgroupForClone(id, cfg, r.Rootless, opts.Log)
-	if cgDir != nil {
-		defer cgDir.Close()
-		sp.cgroup = cgDir
+	// The cgroup is made, with its limits, before init, for init to be
+	// born in it (see cgroupBeforeInit).
+	born, bornOK, err := cgroupBeforeInit(id, cfg, r.Rootless, opts.Log)
+	var early *cgroupHandle
+	if born != nil {
+		defer born.closeFiles()
+		early = born.h
+		sp.cgroup, sp.cgroupTasks = born.dir, born.tasks
 	}
 	if err != nil {
 		if early != nil {
@@ -714,13 +705,11 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	case child.inCgroup:
 	case early != nil:
 		// clone3 could not start the stage in the cgroup: move init.
+		beforeCgroupMove(p.pid)
 		if p.cgroup, err = early.join(id, p.pid); err != nil {
 			return nil, err
 		}
-	case !cgDone && opts.lateCgroup && !hasCgroupMount(cfg):
-		// Below, once init has the config.
-		ic.LateCgroup = true
-	case !cgDone:
+	case !bornOK:
 		beforeCgroupMove(p.pid)
 		if p.cgroup, err = applyCgroup(id, cfg, r.Rootless, p.pid, opts.Log); err != nil {
 			return nil, err
@@ -749,15 +738,6 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	}
 	if err := sendMountSources(child.sock, srcs); err != nil {
 		return nil, err
-	}
-	if ic.LateCgroup {
-		beforeCgroupMove(p.pid)
-		if p.cgroup, err = applyCgroup(id, cfg, r.Rootless, p.pid, opts.Log); err != nil {
-			return nil, err
-		}
-		if err := child.sock.send(syncMsg{Type: syncCgroupJoined}); err != nil {
-			return nil, err
-		}
 	}
 	err = child.serve(func(m syncMsg) (bool, error) {
 		switch m.Type {
@@ -815,20 +795,10 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	return p, nil
 }
 
-// beforeCgroupMove is called with init's pid before init is moved into the
-// container's cgroup (cgroup v1 and hybrid hosts): a variable so that a
-// test can see what init has done by then.
+// beforeCgroupMove is called with init's pid before the runtime moves init
+// into the container's cgroup, which it does only where init could not be
+// born there (see cgroupBeforeInit): a variable so that a test can tell.
 var beforeCgroupMove = func(pid int) {}
-
-// hasCgroupMount reports whether the config mounts a cgroup filesystem.
-func hasCgroupMount(cfg *Config) bool {
-	for _, m := range cfg.Mounts {
-		if m.Type == "cgroup" || m.Type == "cgroup2" {
-			return true
-		}
-	}
-	return false
-}
 
 // namespaceFlags splits the config's namespaces into those to create and
 // those to join.

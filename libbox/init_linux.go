@@ -76,17 +76,9 @@ func Init() error {
 	return nil
 }
 
-// inCgroup is init in the container's cgroup: with ic.LateCgroup, once the
-// parent says it moved init there (only once: it clears LateCgroup); then
-// the cgroup namespace is made, when asked for, so that its root is that
-// cgroup.
-func inCgroup(sock *syncSocket, ic *initConfig) error {
-	if ic.LateCgroup {
-		ic.LateCgroup = false
-		if _, err := sock.expect(syncCgroupJoined); err != nil {
-			return err
-		}
-	}
+// newCgroupNS makes the cgroup namespace, when asked for: init is in the
+// container's cgroup when it has its config, so its root is that cgroup.
+func newCgroupNS(ic *initConfig) error {
 	if ic.NewCgroupNS {
 		ic.NewCgroupNS = false
 		// Per-thread (nsproxy), so allowed in a multi-threaded process;
@@ -132,10 +124,8 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	if err := setDumpable(false); err != nil {
 		return err
 	}
-	if !ic.LateCgroup {
-		if err := inCgroup(sock, ic); err != nil {
-			return err
-		}
+	if err := newCgroupNS(ic); err != nil {
+		return err
 	}
 	if !cfg.NoNewKeyring {
 		if err := joinSessionKeyring(ic.ID); err != nil {
@@ -162,15 +152,6 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	}
 	if err != nil {
 		return fmt.Errorf("prepare rootfs: %w", err)
-	}
-	// With a late cgroup, the rest of the set-up waits for it only where
-	// it must: before the first exchange with the parent (whose next
-	// message is syncCgroupJoined), else once the rootfs is finished.
-	hooks := len(cfg.Hooks.Prestart)+len(cfg.Hooks.CreateRuntime)+len(cfg.Hooks.CreateContainer) > 0
-	if ic.LateCgroup && (hooks || cfg.allowlist() != nil) {
-		if err := inCgroup(sock, ic); err != nil {
-			return err
-		}
 	}
 	if len(cfg.Hooks.Prestart)+len(cfg.Hooks.CreateRuntime) > 0 {
 		if err := sock.send(syncMsg{Type: syncHooks}); err != nil {
@@ -224,11 +205,6 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		}
 	} else if err := writeSysctls(cfg.Sysctl); err != nil {
 		return fmt.Errorf("finalize rootfs: %w", err)
-	}
-	if ic.LateCgroup {
-		if err := inCgroup(sock, ic); err != nil {
-			return err
-		}
 	}
 	p := &cfg.Process
 	if p.Terminal && ic.ConsoleSocketFd < 0 {

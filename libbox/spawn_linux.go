@@ -45,6 +45,10 @@ type spawnSpec struct {
 	// around the runtime that refuses clone3), the stage starts where the
 	// runtime is, and spawned.inCgroup says which happened.
 	cgroup *os.File
+	// cgroupTasks are cgroup v1 tasks files for the stage to join before
+	// it does anything else (nsenter's cgroupfd): the process it forks is
+	// born in those cgroups.
+	cgroupTasks []nsenterCgroup
 }
 
 // newSpawnSpec starts an fd table: 0, 1, 2 are stdin, stdout and stderr
@@ -81,7 +85,8 @@ type spawned struct {
 	pid       int
 	startTime uint64
 	log       Logger
-	// inCgroup: the stage was started in spawnSpec.cgroup.
+	// inCgroup: the forked process was born in the container's cgroup,
+	// every hierarchy of it (spawnSpec.cgroup and cgroupTasks).
 	inCgroup bool
 }
 
@@ -100,6 +105,10 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 		}
 	}()
 	syncFd := s.add(childSock)
+	boot := nsenter.Bootstrap{Clone: s.clone, Joins: s.joins, Offsets: s.offsets}
+	for _, t := range s.cgroupTasks {
+		boot.Cgroups = append(boot.Cgroups, nsenter.CgroupFd{Fd: s.add(t.f), Path: t.path})
+	}
 	// The binary is passed at a known slot so that execve of
 	// /proc/self/fd/N in the child names it, whatever fds the parent has.
 	p.exeFd = s.add(s.exe)
@@ -122,20 +131,23 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 			}
 			// No process was made: start it the usual way, and the
 			// caller moves it (whose checks then decide, as without
-			// clone3: a refused move is the same error there).
+			// clone3: a refused move is the same error there), in
+			// every hierarchy, the v1 ones the stage joins included.
 			p.log.Debugf("clone3 into the container's cgroup: %v; starting the init stage outside it", err)
 		}
-		return os.StartProcess(exe, argv, &os.ProcAttr{
+		proc, err := os.StartProcess(exe, argv, &os.ProcAttr{
 			Env:   env,
 			Files: s.files,
 			Sys:   &syscall.SysProcAttr{},
 		})
+		p.inCgroup = err == nil && s.cgroup == nil && len(s.cgroupTasks) > 0
+		return proc, err
 	})
 	childSock.Close()
 	if err != nil {
 		return nil, fmt.Errorf("start the runtime's init stage: %w", err)
 	}
-	if err := p.sock.sendRaw(nsenter.BootstrapMessage(s.clone, s.joins, s.offsets...)); err != nil {
+	if err := p.sock.sendRaw(boot.Message()); err != nil {
 		return nil, err
 	}
 	for p.pid == 0 {

@@ -82,9 +82,6 @@ const (
 	// syncHeldFds precedes the descriptors init hands the parent to hold
 	// (initConfig.SendHeld); Held is their number.
 	syncHeldFds syncType = "held-fds"
-	// syncCgroupJoined: init is in the container's cgroup
-	// (initConfig.LateCgroup).
-	syncCgroupJoined syncType = "cgroup-joined"
 )
 
 // maxSyncMsg is the socket buffer asked for; the kernel caps it at
@@ -136,12 +133,8 @@ type initConfig struct {
 	// init forwards to the parent.
 	LogLevel string `json:"logLevel,omitempty"`
 	// NewCgroupNS asks init to unshare its cgroup namespace first thing
-	// (with LateCgroup: once it is in the container's cgroup).
+	// (it is in the container's cgroup by then).
 	NewCgroupNS bool `json:"newCgroupNS"`
-	// LateCgroup: the parent moves init into the container's cgroup while
-	// init sets up its rootfs, and says so with syncCgroupJoined, which
-	// init waits for before anything that needs it (CreateOpts.lateCgroup).
-	LateCgroup bool `json:"lateCgroup,omitempty"`
 	// ControllingTTY: stdin is a terminal the caller opened, which init
 	// makes its controlling terminal (CreateOpts.ControllingTTY).
 	ControllingTTY bool `json:"controllingTTY,omitempty"`

@@ -17,7 +17,14 @@
 //	            join=<kind>:<path>    (zero or more; kinds as Kind returns)
 //	            timeoffset=<clock> <secs> <nanosecs>  (zero or more; clock is
 //	                                  monotonic or boottime)
-//	0. with timeoffset lines, /proc/self/timens_offsets is opened now, with
+//	            cgroupfd=<fd>:<path>  (zero or more; fd is an inherited cgroup
+//	                                  v1 "tasks" file open for writing, path
+//	                                  its name, for errors)
+//	0. "0" is written to every cgroupfd, which is then closed: the process
+//	   moves into those cgroups (a tasks write of "0" moves the writer's
+//	   one thread, without the global lock a cgroup.procs write takes), and
+//	   init, forked in step 4, is born there.
+//	   With timeoffset lines, /proc/self/timens_offsets is opened now, with
 //	   the runtime's own credentials (open needs the file's owner, which a
 //	   setresuid 0 in a user namespace can take away; write needs
 //	   CAP_SYS_TIME over the new time namespace, checked with the opener's
@@ -130,18 +137,53 @@ type TimeOffset struct {
 	Nanosecs uint32
 }
 
+// CgroupFd is a cgroup v1 "tasks" file for the child to join (see
+// Bootstrap.Cgroups): Fd is its number in the child, Path its name, for
+// error messages.
+type CgroupFd struct {
+	Fd   int
+	Path string
+}
+
+// Bootstrap is the content of the bootstrap message.
+type Bootstrap struct {
+	// Clone is the CLONE_NEW* flags of the namespaces to create.
+	Clone uintptr
+	// Joins are the namespaces to join, in any order.
+	Joins []Join
+	// Offsets are the clock offsets of a new time namespace.
+	Offsets []TimeOffset
+	// Cgroups are the cgroup v1 tasks files the child joins first.
+	Cgroups []CgroupFd
+}
+
 // BootstrapMessage encodes the bootstrap message: the namespaces to create
 // (CLONE_NEW* flags) and those to join, in any order, and the clock offsets
-// of a new time namespace. A join the protocol cannot carry (unknown kind,
-// empty path, a path with a newline or NUL) is encoded so that the child
-// fails with a "bootstrap: ..." error naming it, which comes back like any
-// other error.
+// of a new time namespace. It is Bootstrap.Message.
 func BootstrapMessage(cloneFlags uintptr, joins []Join, offsets ...TimeOffset) []byte {
+	return Bootstrap{Clone: cloneFlags, Joins: joins, Offsets: offsets}.Message()
+}
+
+// Message encodes b. A join or cgroup file the protocol cannot carry
+// (unknown kind, empty path, a path with a newline or NUL, a negative fd)
+// is encoded so that the child fails with a "bootstrap: ..." error naming
+// it, which comes back like any other error.
+func (bs Bootstrap) Message() []byte {
 	var b strings.Builder
 	b.WriteString("clone=")
-	b.WriteString(strconv.FormatUint(uint64(cloneFlags), 10))
+	b.WriteString(strconv.FormatUint(uint64(bs.Clone), 10))
 	b.WriteByte('\n')
-	for _, j := range joins {
+	for _, c := range bs.Cgroups {
+		switch {
+		case c.Fd < 0:
+			b.WriteString("invalid=negative fd " + strconv.Itoa(c.Fd) + " for cgroup " + strconv.Quote(c.Path) + "\n")
+		case strings.ContainsAny(c.Path, "\n\x00"):
+			b.WriteString("invalid=cgroup path " + strconv.Quote(c.Path) + " contains a newline or NUL\n")
+		default:
+			b.WriteString("cgroupfd=" + strconv.Itoa(c.Fd) + ":" + c.Path + "\n")
+		}
+	}
+	for _, j := range bs.Joins {
 		switch {
 		case !validKind(j.Kind):
 			b.WriteString("invalid=unknown namespace kind " + strconv.Quote(j.Kind) + "\n")
@@ -153,7 +195,7 @@ func BootstrapMessage(cloneFlags uintptr, joins []Join, offsets ...TimeOffset) [
 			b.WriteString("join=" + j.Kind + ":" + j.Path + "\n")
 		}
 	}
-	for _, o := range offsets {
+	for _, o := range bs.Offsets {
 		if o.Clock != "monotonic" && o.Clock != "boottime" {
 			b.WriteString("invalid=unknown clock " + strconv.Quote(o.Clock) + " for a time namespace offset\n")
 			continue

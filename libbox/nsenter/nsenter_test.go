@@ -72,6 +72,13 @@ type stage struct {
 
 func startStage(t *testing.T, withEnv bool) *stage {
 	t.Helper()
+	return startStageWith(t, withEnv)
+}
+
+// startStageWith is startStage with extra files for the helper, from fd 4
+// up (3 is the init socket).
+func startStageWith(t *testing.T, withEnv bool, extra ...*os.File) *stage {
+	t.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +101,7 @@ func startStage(t *testing.T, withEnv bool) *stage {
 	if withEnv {
 		s.cmd.Env = append(s.cmd.Env, EnvInitPipe+"=3")
 	}
-	s.cmd.ExtraFiles = []*os.File{child}
+	s.cmd.ExtraFiles = append([]*os.File{child}, extra...)
 	// *os.File, so that Wait does not wait for init to close its copy.
 	s.cmd.Stdout, s.cmd.Stderr = w, w
 	if err := s.cmd.Start(); err != nil {
@@ -655,4 +662,106 @@ func TestKind(t *testing.T) {
 			t.Errorf("Kind(%q) ok", typ)
 		}
 	}
+}
+
+// v1Cgroup makes a cgroup in the cgroup v1 pids hierarchy for a test, and
+// returns its directory.
+func v1Cgroup(t *testing.T) string {
+	t.Helper()
+	requireRoot(t)
+	var st unix.Statfs_t
+	if err := unix.Statfs("/sys/fs/cgroup/pids", &st); err != nil || st.Type != unix.CGROUP_SUPER_MAGIC {
+		t.Skip("no cgroup v1 pids hierarchy at /sys/fs/cgroup/pids (a cgroup v2 host: the stage is started in its cgroup by clone3 instead)")
+	}
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := "/"
+	for _, l := range strings.Split(string(own), "\n") {
+		if f := strings.SplitN(l, ":", 3); len(f) == 3 && f[1] == "pids" {
+			parent = f[2]
+		}
+	}
+	dir := filepath.Join("/sys/fs/cgroup/pids", parent, fmt.Sprintf("nsenter-test-%d-%s", os.Getpid(), t.Name()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := 0; i < 100 && os.Remove(dir) != nil; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	return dir
+}
+
+// TestCgroupFd: the stage joins a cgroup v1 hierarchy through a tasks file
+// it was given (cgroupfd), before it forks init, so that init is born in
+// it; the file is closed before init's Go runtime starts. In a new user
+// namespace too, whose root is not the host's: the kernel checks the
+// credentials of the file's opener.
+func TestCgroupFd(t *testing.T) {
+	dir := v1Cgroup(t)
+	for _, tc := range []struct {
+		name    string
+		flags   uintptr
+		usermap func(pid int)
+	}{
+		{"plain", 0, nil},
+		{"userns", userNSFlags, func(pid int) {
+			writeFile(t, fmt.Sprintf("/proc/%d/uid_map", pid), "0 100000 65536")
+			writeFile(t, fmt.Sprintf("/proc/%d/gid_map", pid), "0 100000 65536")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tasks, err := os.OpenFile(filepath.Join(dir, "tasks"), os.O_WRONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tasks.Close()
+			s := startStageWith(t, true, tasks)
+			msg := Bootstrap{Clone: tc.flags, Cgroups: []CgroupFd{{Fd: 4, Path: tasks.Name()}}}.Message()
+			if e := s.run(msg, tc.usermap); e != "" {
+				t.Fatal(e)
+			}
+			// init is in the cgroup before it runs a Go instruction:
+			// look before it may exit.
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", s.initPid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := false
+			for _, l := range strings.Split(string(b), "\n") {
+				if f := strings.SplitN(l, ":", 3); len(f) == 3 && f[1] == "pids" {
+					in = strings.HasSuffix(dir, f[2]) && f[2] != "/"
+				}
+			}
+			if !in {
+				t.Errorf("init's cgroups:\n%s\nwant pids in %s", b, dir)
+			}
+			r := s.finish()
+			if strings.Contains(r["fds"], "tasks") || !strings.Contains(r["fds"], "3:socket:") {
+				t.Errorf("init's open descriptors %s: want the init socket, and the tasks file closed", r["fds"])
+			}
+		})
+	}
+}
+
+// TestCgroupFdErrors: a cgroupfd that is not open, or not open for
+// writing, is an error naming the file, and nothing is forked.
+func TestCgroupFdErrors(t *testing.T) {
+	dir := v1Cgroup(t)
+	ro, err := os.Open(filepath.Join(dir, "tasks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	s := startStageWith(t, true, ro)
+	s.expectFailure(Bootstrap{Cgroups: []CgroupFd{{Fd: 4, Path: ro.Name()}}}.Message(), "join cgroup "+ro.Name(), "bad file descriptor")
+	s = startStage(t, true)
+	s.expectFailure(Bootstrap{Cgroups: []CgroupFd{{Fd: 9, Path: "/x/tasks"}}}.Message(), "bootstrap: cgroupfd 9 for /x/tasks", "bad file descriptor")
+	s = startStage(t, true)
+	s.expectFailure(Bootstrap{Cgroups: []CgroupFd{{Fd: 3, Path: "/x/tasks"}}}.Message(), "bootstrap: bad cgroupfd 3")
+	s = startStage(t, true)
+	s.expectFailure(Bootstrap{Cgroups: []CgroupFd{{Fd: 4, Path: "a\nb"}}}.Message(), "bootstrap: cgroup path", "contains a newline")
 }

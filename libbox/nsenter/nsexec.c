@@ -155,6 +155,58 @@ static const char *nb_kind_name(int flag)
 static const char *nb_offsets[NB_MAX_OFFSETS];
 static int nb_noffsets;
 
+// The cgroupfd lines of the bootstrap message: a cgroup v1 "tasks" file the
+// runtime opened for writing, and its path (for errors only).
+#define NB_MAX_CGROUPS 32
+static struct {
+	int fd;
+	const char *path;
+} nb_cgroups[NB_MAX_CGROUPS];
+static int nb_ncgroups;
+
+static void nb_parse_cgroupfd(char *val)
+{
+	char *path = strchr(val, ':'), *end;
+	long fd;
+
+	if (path == NULL)
+		nb_fail("bootstrap: malformed cgroupfd \"%.200s\"", val);
+	*path++ = '\0';
+	errno = 0;
+	fd = strtol(val, &end, 10);
+	if (*val < '0' || *val > '9' || *end != '\0' || errno != 0 || fd > INT_MAX || fd == nb_pipe)
+		nb_fail("bootstrap: bad cgroupfd %.64s for %.200s", val, path);
+	if (fcntl((int)fd, F_GETFD) < 0)
+		nb_bail("bootstrap: cgroupfd %ld for %.200s", fd, path);
+	if (nb_ncgroups == NB_MAX_CGROUPS)
+		nb_fail("bootstrap: more than %d cgroupfd lines", NB_MAX_CGROUPS);
+	nb_cgroups[nb_ncgroups].fd = (int)fd;
+	nb_cgroups[nb_ncgroups].path = path;
+	nb_ncgroups++;
+}
+
+// nb_join_cgroups moves this process into the container's cgroup in each
+// cgroup v1 hierarchy: "0" (the writer itself) to a tasks file moves one
+// thread, which is all of us while we are single-threaded, and is the one
+// move that does not take the kernel's global cgroup_threadgroup_rwsem for
+// writing (whose RCU grace period made a runtime's write of a pid to
+// cgroup.procs cost 10 ms and more). The files were opened by the runtime:
+// the kernel checks the opener's credentials, so this works in a user
+// namespace too. init, forked later, is born in those cgroups.
+static void nb_join_cgroups(void)
+{
+	for (int i = 0; i < nb_ncgroups; i++) {
+		ssize_t n;
+
+		do
+			n = write(nb_cgroups[i].fd, "0", 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1)
+			nb_bail("join cgroup %s", nb_cgroups[i].path);
+		close(nb_cgroups[i].fd);
+	}
+}
+
 // nb_parse reads the bootstrap lines in nb_msg (NUL-terminated, len bytes).
 static void nb_parse(size_t len, unsigned long *clone_flags, char *paths[NB_NKINDS])
 {
@@ -216,6 +268,8 @@ static void nb_parse(size_t len, unsigned long *clone_flags, char *paths[NB_NKIN
 			if (nb_noffsets == NB_MAX_OFFSETS)
 				nb_fail("bootstrap: more than %d time offsets", NB_MAX_OFFSETS);
 			nb_offsets[nb_noffsets++] = val;
+		} else if (strcmp(key, "cgroupfd") == 0) {
+			nb_parse_cgroupfd(val);
 		} else if (strcmp(key, "invalid") == 0) {
 			// Written by BootstrapMessage for input it cannot encode.
 			nb_fail("bootstrap: %.4000s", val);
@@ -452,6 +506,9 @@ __attribute__((constructor)) static void nanobox_nsenter(int argc, char **argv)
 		nb_fail("bootstrap: message of %zd bytes is over the limit of %d",
 			n, NANOBOX_MAX_BOOTSTRAP);
 	nb_parse((size_t)n, &clone_flags, paths);
+	// Step 0: the container's cgroups, before anything is done in them
+	// (and charged to them) or any namespace is entered.
+	nb_join_cgroups();
 
 	if (nb_noffsets > 0) {
 		if (!(clone_flags & CLONE_NEWTIME))

@@ -39,6 +39,18 @@ func main() {
 	if err := unix.Uname(&u); err == nil {
 		fmt.Printf("hostname=%s\n", unix.ByteSliceToString(u.Nodename[:]))
 	}
+	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		fmt.Printf("cgroup=%s\n", strings.Join(strings.Fields(string(b)), ";"))
+	}
+	// What each open descriptor is (the Go runtime has opened some of
+	// its own by now).
+	var fds []string
+	for fd := 0; fd < 32; fd++ {
+		if l, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil {
+			fds = append(fds, strconv.Itoa(fd)+":"+l)
+		}
+	}
+	fmt.Printf("fds=%s\n", strings.Join(fds, ","))
 	d, _ := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
 	fmt.Printf("dumpable=%d\n", d)
 	// The init socket must still be open, with the flags it was given.
