@@ -422,7 +422,17 @@ func cgroupBeforeInit(id string, cfg *Config, rootless bool, log Logger) (b *bor
 	if err != nil || b.h == nil {
 		return b, true, err
 	}
-	paths := b.h.m.GetPaths()
+	if err := b.h.openForStage(b); err != nil {
+		return b, true, fmt.Errorf("open cgroup for container %s: %w", id, err)
+	}
+	return b, true, nil
+}
+
+// openForStage opens, into b, what a stage needs to be born in h (see
+// bornCgroup): the cgroup2 directory and the v1 tasks files. On error
+// nothing is left open.
+func (h *cgroupHandle) openForStage(b *bornCgroup) error {
+	paths := h.m.GetPaths()
 	seen := make(map[string]bool, len(paths))
 	for _, ctrl := range slices.Sorted(maps.Keys(paths)) {
 		p := paths[ctrl]
@@ -431,22 +441,23 @@ func cgroupBeforeInit(id string, cfg *Config, rootless bool, log Logger) (b *bor
 		}
 		// Hierarchies mounted together (cpu,cpuacct) share a directory.
 		seen[p] = true
+		var err error
 		if ctrl == "" {
-			if b.dir, err = os.OpenFile(p, os.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
-				b.closeFiles()
-				return b, true, fmt.Errorf("open cgroup for container %s: %w", id, err)
+			b.dir, err = os.OpenFile(p, os.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		} else {
+			var f *os.File
+			tasks := filepath.Join(p, "tasks")
+			if f, err = os.OpenFile(tasks, os.O_WRONLY|unix.O_CLOEXEC, 0); err == nil {
+				b.tasks = append(b.tasks, nsenterCgroup{f: f, path: tasks})
 			}
-			continue
 		}
-		tasks := filepath.Join(p, "tasks")
-		f, err := os.OpenFile(tasks, os.O_WRONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			b.closeFiles()
-			return b, true, fmt.Errorf("open cgroup for container %s: %w", id, err)
+			b.dir, b.tasks = nil, nil
+			return err
 		}
-		b.tasks = append(b.tasks, nsenterCgroup{f: f, path: tasks})
 	}
-	return b, true, nil
+	return nil
 }
 
 // checkCgroupUsable looks at the container's cgroup before init joins it.
@@ -878,6 +889,7 @@ func (c *Container) joinCgroup(pid int) error {
 	if cg == nil {
 		return nil
 	}
+	beforeCgroupMove(pid)
 	if err := cg.m.AddPid("", pid); err != nil {
 		return fmt.Errorf("join cgroup of container %s: %w", c.st.ID, err)
 	}

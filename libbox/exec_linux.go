@@ -138,6 +138,21 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 	sp.exe = exe
 	sp.affinity = p.ExecCPUAffinity
 	sp.log = opts.Log
+	// The process is born in the container's cgroup, as init is (see
+	// bornCgroup); admit moves it only when it could not be. Not into
+	// sub-cgroups, and not into a frozen cgroup: the stage would freeze
+	// before it reports, and the move after it keeps what runc does.
+	if len(opts.SubCgroups) == 0 && c.Status() != Paused {
+		if cg := c.cgroup(); cg != nil {
+			var born bornCgroup
+			if err := cg.openForStage(&born); err != nil {
+				orNop(opts.Log).Debugf("exec: open the container's cgroup for the new process to be born in: %v; moving it instead", err)
+			} else {
+				defer born.closeFiles()
+				sp.cgroup, sp.cgroupTasks = born.dir, born.tasks
+			}
+		}
+	}
 
 	child, err := sp.start()
 	if err != nil {
@@ -197,6 +212,9 @@ func (c *Container) admit(child *spawned, sub map[string]string) error {
 	}
 	if c.tracksExecs(cg) {
 		return c.recordExec(child.pid, child.startTime)
+	}
+	if child.inCgroup {
+		return nil
 	}
 	return c.joinCgroup(child.pid)
 }

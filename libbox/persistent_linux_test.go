@@ -117,6 +117,36 @@ func TestSandboxPersistent(t *testing.T) {
 	}
 }
 
+// TestSandboxPersistentExecBornInCgroup: a program exec'd into a running
+// sandbox is born in its cgroup, every hierarchy, as init is: the runtime
+// moves nothing (see TestSandboxBornInCgroup).
+func TestSandboxPersistentExecBornInCgroup(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a rootless sandbox on cgroup v1 has no cgroup")
+	}
+	sb := startSandbox(t, Options{})
+	var mu sync.Mutex
+	var moved []int
+	orig := beforeCgroupMove
+	t.Cleanup(func() { beforeCgroupMove = orig })
+	beforeCgroupMove = func(pid int) {
+		mu.Lock()
+		moved = append(moved, pid)
+		mu.Unlock()
+	}
+	res := execOut(t, sb, "cat /proc/self/cgroup")
+	beforeCgroupMove = orig
+	wantRunStatus(t, res, StatusOK)
+	if len(moved) != 0 {
+		t.Errorf("the runtime moved %v into the sandbox's cgroup: want the program born there", moved)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(res.Stdout)), "\n") {
+		if parts := strings.SplitN(line, ":", 3); len(parts) != 3 || parts[2] != "/" {
+			t.Errorf("the program's cgroup %q: want / (the sandbox's)\n%s", line, res.Stdout)
+		}
+	}
+}
+
 // Kill ends an exec'd program and everything it started, even a double
 // fork; the sandbox goes on. What a program leaves running when it exits
 // on its own goes on until Close.
