@@ -210,7 +210,7 @@ func applyCgroup(id string, cfg *Config, rootless bool, pid int, log Logger) (*c
 	}
 	need := requiredControllers(cg.Resources)
 	if len(cg.Resources.Unified) > 0 && !cgroups.IsCgroup2UnifiedMode() {
-		return nil, errors.New("linux.resources.unified needs a cgroup v2 host, and this one uses cgroup v1 (or the hybrid layout): set the limits through the v1 fields instead")
+		return nil, errors.New("invalid configuration: linux.resources.unified needs a cgroup v2 host, and this one uses cgroup v1 (or the hybrid layout): set the limits through the v1 fields instead")
 	}
 	m, err := newCgroupManager(cg)
 	if err != nil {
@@ -898,32 +898,45 @@ func (c *Container) joinCgroup(pid int) error {
 
 // joinSub moves pid into existing sub-cgroups of the container's cgroup
 // (see ExecOpts.SubCgroups): sub[""] in every hierarchy, sub[c] in that of
-// controller c (cgroup v1 only). A sub-cgroup is a relative path that stays
-// inside the container's cgroup, and must exist.
+// controller c (cgroup v1 only), the container's own cgroup in the others.
+// A sub-cgroup is a path relative to the container's cgroup ("/" is that
+// cgroup itself) that stays inside it, and must exist. Errors keep runc's
+// wording, which callers match: "X is not a sub cgroup path", "unknown
+// controller X", "error adding pid N to cgroups: ...".
 func (h *cgroupHandle) joinSub(pid int, sub map[string]string) error {
-	for ctrl, p := range sub {
-		if p == "" || filepath.IsAbs(p) || !filepath.IsLocal(p) {
-			return fmt.Errorf("--cgroup %q: a sub-cgroup is a path relative to the container's cgroup, inside it", p)
+	paths := h.m.GetPaths()
+	for ctrl := range sub {
+		if ctrl == "" {
+			continue
 		}
-		if ctrl != "" && cgroups.IsCgroup2UnifiedMode() {
-			return fmt.Errorf("--cgroup %s:%s: cgroup v2 has one hierarchy: give the sub-cgroup without a controller", ctrl, p)
+		if cgroups.IsCgroup2UnifiedMode() {
+			return fmt.Errorf("--cgroup %s:%s: cgroup v2 has one hierarchy: give the sub-cgroup without a controller", ctrl, sub[ctrl])
 		}
-		if ctrl != "" && h.m.Path(ctrl) == "" {
-			return fmt.Errorf("--cgroup %s:%s: the container has no %s cgroup", ctrl, p, ctrl)
+		if paths[ctrl] == "" {
+			return fmt.Errorf("unknown controller %s in --cgroup %s:%s: the container has no %s cgroup", ctrl, ctrl, sub[ctrl], ctrl)
 		}
 	}
-	for ctrl, base := range h.m.GetPaths() {
+	targets := make(map[string]string, len(paths))
+	for ctrl, base := range paths {
 		if base == "" {
 			continue
 		}
-		target := base
-		if p, ok := sub[ctrl]; ok && ctrl != "" {
-			target = filepath.Join(base, p)
-		} else if p, ok := sub[""]; ok {
-			target = filepath.Join(base, p)
+		add, ok := sub[ctrl]
+		if !ok || ctrl == "" {
+			if add, ok = sub[""]; !ok {
+				targets[ctrl] = base
+				continue
+			}
 		}
-		if err := cgroups.WriteCgroupProc(target, pid); err != nil {
-			return fmt.Errorf("join cgroup %s: %w", target, err)
+		target := filepath.Join(base, add)
+		if rel, err := filepath.Rel(base, target); err != nil || !filepath.IsLocal(rel) {
+			return fmt.Errorf("--cgroup: %s is not a sub cgroup path: it must stay inside the container's cgroup", add)
+		}
+		targets[ctrl] = target
+	}
+	for _, ctrl := range slices.Sorted(maps.Keys(targets)) {
+		if err := cgroups.WriteCgroupProc(targets[ctrl], pid); err != nil {
+			return fmt.Errorf("error adding pid %d to cgroups: %w", pid, err)
 		}
 	}
 	return nil

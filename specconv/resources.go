@@ -213,7 +213,7 @@ func applyResources(out *cgroups.Resources, r *specs.LinuxResources, create bool
 	}
 	if len(r.Unified) > 0 {
 		if !v2 {
-			return errors.New("linux.resources.unified needs a cgroup v2 host, and this one uses cgroup v1 (or the hybrid layout): use the v1 fields (memory, cpu, pids...) instead")
+			return errors.New("invalid configuration: linux.resources.unified needs a cgroup v2 host, and this one uses cgroup v1 (or the hybrid layout): use the v1 fields (memory, cpu, pids...) instead")
 		}
 		if out.Unified == nil {
 			out.Unified = make(map[string]string, len(r.Unified))

@@ -127,7 +127,7 @@ func TestResourcesErrors(t *testing.T) {
 		{"swappiness", specs.LinuxResources{Memory: &specs.LinuxMemory{Swappiness: u64(101)}}, "swappiness 101"},
 		{"quota", specs.LinuxResources{CPU: &specs.LinuxCPU{Quota: i64(-7)}}, "cpu.quota -7"},
 		{"page size", specs.LinuxResources{HugepageLimits: []specs.LinuxHugepageLimit{{Pagesize: "../2MB"}}}, "pageSize"},
-		{"unified on v1", specs.LinuxResources{Unified: map[string]string{"memory.high": "1M"}}, "needs a cgroup v2 host"},
+		{"unified on v1", specs.LinuxResources{Unified: map[string]string{"memory.high": "1M"}}, "invalid configuration: linux.resources.unified needs a cgroup v2 host"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Resources(&tc.in, nil)

@@ -556,11 +556,24 @@ process_json() {
 		runtime exec --cgroup "memory:$sub" "$CID" true
 		[ "$status" -ne 0 ]
 	fi
-	# A sub-cgroup that does not exist, or one outside, is an error.
+	# A sub-cgroup that does not exist, or one outside, is an error, in
+	# runc's words (callers match them); "/" is the container's own.
 	runtime exec --cgroup nosuch "$CID" true
 	[ "$status" -ne 0 ]
+	[[ "$output" == *" adding pid "*"/nosuch/cgroup.procs: no such file "* ]]
 	runtime exec --cgroup ../escape "$CID" true
 	[ "$status" -ne 0 ]
+	[[ "$output" == *" ../escape is not a sub cgroup path"* ]]
+	runtime exec --cgroup .. "$CID" true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *" .. is not a sub cgroup path"* ]]
+	if ! cgroup_v2; then
+		runtime exec --cgroup whaaat:/ "$CID" true
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"unknown controller whaaat"* ]]
+	fi
+	runtime_ok exec --cgroup / "$CID" cat /proc/self/cgroup
+	! grep -q "/$sub\$" <<<"$output"
 	runtime_ok delete --force "$CID"
 	rmdir "$dir/$sub" 2>/dev/null || true
 }
