@@ -114,7 +114,11 @@ func updateRequest(c *cli.Context) (*specs.LinuxResources, error) {
 		if len(given) > 0 {
 			return nil, fmt.Errorf("--resources and %s cannot be combined: put everything in the JSON", strings.Join(given, ", "))
 		}
-		return readResources(path)
+		r, err := readResources(path)
+		if err != nil {
+			return nil, err
+		}
+		return idleWithoutShares(r), nil
 	}
 	if len(given) == 0 {
 		if c.IsSet("kernel-memory") || c.IsSet("kernel-memory-tcp") {
@@ -189,7 +193,20 @@ func updateRequest(c *cli.Context) (*specs.LinuxResources, error) {
 		unlimited := int64(-1)
 		m.Swap = &unlimited
 	}
-	return r, nil
+	return idleWithoutShares(r), nil
+}
+
+// idleWithoutShares is runc's fix-up for an update of cpu.idle that says
+// nothing of the shares: they are unset (0, not written), since the kernel
+// refuses cpu.shares (v1) and cpu.weight (v2) of an idle cgroup, and the
+// container's config still holds the shares it was created with, which
+// would be written back first.
+func idleWithoutShares(r *specs.LinuxResources) *specs.LinuxResources {
+	if c := r.CPU; c != nil && c.Idle != nil && c.Shares == nil {
+		var zero uint64
+		c.Shares = &zero
+	}
+	return r
 }
 
 func numErr(s string, err error) error {

@@ -84,6 +84,32 @@ memory_max() {
 	fi
 }
 
+@test "update: cpu.idle back and forth in a container with cpu shares (runc's fix-up)" {
+	requires_cgroup
+	configure '{"cpu": {"shares": 100}}' sleep 1000
+	start_detached
+	local pid file
+	pid=$(ctr_pid)
+	file=$(cgroup_path "$pid" cpu)/cpu.idle
+	[[ -e $file ]] || skip "the kernel has no cpu.idle"
+	[ "$(cat "$file")" = 0 ]
+	# An idle cgroup refuses shares (weight on v2): the shares from the
+	# config must not be written back before cpu.idle 0.
+	local val
+	for val in 1 0 1; do
+		echo "{\"cpu\": {\"idle\": $val}}" >"$BATS_TEST_TMPDIR/r.json"
+		runtime_ok update -r "$BATS_TEST_TMPDIR/r.json" "$CID"
+		[ "$(cat "$file")" = "$val" ]
+	done
+	for val in 0 1; do
+		runtime_ok update --cpu-idle "$val" "$CID"
+		[ "$(cat "$file")" = "$val" ]
+	done
+	runtime update --cpu-idle 2 "$CID"
+	[ "$status" -ne 0 ]
+	[ "$(cat "$file")" = 1 ]
+}
+
 @test "update: bad requests are one-line errors" {
 	run_detached
 	runtime update "$CID"
