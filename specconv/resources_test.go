@@ -37,6 +37,8 @@ func TestResourcesFull(t *testing.T) {
 			{Allow: true, Type: "c", Major: i64(10), Minor: i64(229), Access: "rw"},
 			{Allow: true, Type: "b", Major: i64(8)},
 			{Allow: true, Type: "c", Major: i64(1), Minor: i64(9), Access: "mwrw"},
+			// runc's suite: a deny rule's other letters are dropped.
+			{Allow: false, Type: "c", Major: i64(1), Minor: i64(11), Access: "rwa"},
 		},
 		Memory: &specs.LinuxMemory{
 			Limit: i64(64 << 20), Reservation: i64(32 << 20), Swap: i64(128 << 20),
@@ -64,6 +66,7 @@ func TestResourcesFull(t *testing.T) {
 		{Type: devices.CharDevice, Major: 10, Minor: 229, Permissions: "rw", Allow: true},
 		{Type: devices.BlockDevice, Major: 8, Minor: devices.Wildcard, Permissions: "rwm", Allow: true},
 		{Type: devices.CharDevice, Major: 1, Minor: 9, Permissions: "rwm", Allow: true},
+		{Type: devices.CharDevice, Major: 1, Minor: 11, Permissions: "rw", Allow: false},
 	}
 	if !reflect.DeepEqual(r.Devices, wantDev) {
 		t.Errorf("devices %+v", r.Devices)
@@ -121,7 +124,9 @@ func TestResourcesErrors(t *testing.T) {
 		want string
 	}{
 		{"device type", specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Type: "x"}}}, `devices[0]: type "x"`},
-		{"device access", specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Access: "rwx"}}}, `access "rwx"`},
+		{"device access", specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Allow: true, Access: "rwx"}}}, `access "rwx"`},
+		{"device access, deny", specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Access: "x"}}}, `access "x"`},
+		{"device access, deny with a space", specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Access: "r w"}}}, `access "r w"`},
 		{"negative memory", specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(-5)}}, "not a size"},
 		{"swap below limit", specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(100 << 20), Swap: i64(50 << 20)}}, "swap"},
 		{"swappiness", specs.LinuxResources{Memory: &specs.LinuxMemory{Swappiness: u64(101)}}, "swappiness 101"},
