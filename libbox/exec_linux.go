@@ -281,14 +281,16 @@ func initExec(sock *syncSocket, ec *execConfig) error {
 	if err != nil {
 		return err
 	}
-	// In the container's cgroup by now (the parent moved us before
-	// sending the config).
+	// In the container's cgroup by now (born there, or moved by the
+	// parent before it sent the config).
 	if err := applyExecAffinity(p.ExecCPUAffinity); err != nil {
 		pe.filters.close()
 		return err
 	}
 	// The sync socket stays open until execve (close-on-exec): a failure
 	// from here on reaches the runtime like any other, and so does the
-	// notify fd of a filter with a notify rule.
+	// notify fd of a filter with a notify rule. (runc's wording for this
+	// point, which its suite and log readers look for.)
+	logrus.Debugf("setns_init: about to exec %s", p.Args[0])
 	return pe.run(sock, nil, nil)
 }

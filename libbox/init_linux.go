@@ -44,13 +44,13 @@ func Init() error {
 	case syncConfig:
 		if m.Config != nil {
 			forwardLogs(sock, m.Config.LogLevel)
-			logrus.Debugf("init: setting up container %s, pid %d", m.Config.ID, os.Getpid())
+			logrus.Debugf("init: setting up container %s, pid %d (child process in init())", m.Config.ID, os.Getpid())
 		}
 		err = initContainer(sock, m.Config)
 	case syncExec:
 		if m.Exec != nil {
 			forwardLogs(sock, m.Exec.LogLevel)
-			logrus.Debugf("exec: pid %d is in the container's namespaces", os.Getpid())
+			logrus.Debugf("exec: pid %d is in the container's namespaces (child process in init())", os.Getpid())
 		}
 		err = initExec(sock, m.Exec)
 	case syncNetListen:

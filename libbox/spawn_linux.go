@@ -179,6 +179,7 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 				return nil, fmt.Errorf("the process exited while entering the container's namespaces: %w", err)
 			}
 			p.pid, p.startTime = pid, ps.StartTime
+			p.log.Debugf("nsexec container setup: stage %d forked %d", p.stage.Pid, pid)
 		case nsenter.MsgError:
 			return nil, errors.New(val)
 		default:

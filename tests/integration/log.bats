@@ -95,6 +95,12 @@ assert_json_lines() {
 	cat "$LOG"
 	assert_json_lines "$LOG"
 	jq -e -s 'any(.[]; .level == "debug" and (.msg | startswith("exec: pid ")))' "$LOG"
+	# The three points runc's suite (check_exec_debug) and log readers
+	# look for, in runc's words.
+	local m
+	for m in "nsexec container setup" "child process in init()" "setns_init: about to exec"; do
+		jq -e -s --arg m "$m" 'any(.[]; .level == "debug" and (.msg | contains($m)))' "$LOG" >/dev/null || fail "no debug message with '$m'"
+	done
 	[ "$output" = exec-output ]
 }
 
