@@ -125,17 +125,9 @@ func TestSandboxPersistentExecBornInCgroup(t *testing.T) {
 		t.Skip("needs root: a rootless sandbox on cgroup v1 has no cgroup")
 	}
 	sb := startSandbox(t, Options{})
-	var mu sync.Mutex
-	var moved []int
-	orig := beforeCgroupMove
-	t.Cleanup(func() { beforeCgroupMove = orig })
-	beforeCgroupMove = func(pid int) {
-		mu.Lock()
-		moved = append(moved, pid)
-		mu.Unlock()
-	}
+	moves := recordCgroupMoves(t)
 	res := execOut(t, sb, "cat /proc/self/cgroup")
-	beforeCgroupMove = orig
+	moved := moves()
 	wantRunStatus(t, res, StatusOK)
 	if len(moved) != 0 {
 		t.Errorf("the runtime moved %v into the sandbox's cgroup: want the program born there", moved)

@@ -736,18 +736,9 @@ func TestSandboxBornInCgroup(t *testing.T) {
 		t.Skip("needs root: a rootless sandbox on cgroup v1 has no cgroup to be born in")
 	}
 	sb := newTestSandbox(t, Options{})
-	var mu sync.Mutex
-	var moved []int
-	orig := beforeCgroupMove
-	t.Cleanup(func() { beforeCgroupMove = orig })
-	beforeCgroupMove = func(pid int) {
-		mu.Lock()
-		moved = append(moved, pid)
-		mu.Unlock()
-	}
+	moves := recordCgroupMoves(t)
 	res := run(t, sb, "cat /proc/self/cgroup")
-	beforeCgroupMove = orig
-	if len(moved) != 0 {
+	if moved := moves(); len(moved) != 0 {
 		t.Errorf("the runtime moved %v into the sandbox's cgroup: want init born there", moved)
 	}
 	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
@@ -761,6 +752,27 @@ func TestSandboxBornInCgroup(t *testing.T) {
 		if len(parts) != 3 || parts[2] != "/" {
 			t.Errorf("the program's cgroup %q: want / (init in the sandbox's cgroup before its cgroup namespace)\n%s", line, res.Stdout)
 		}
+	}
+}
+
+// recordCgroupMoves records the pids the runtime moves into a cgroup
+// (beforeCgroupMove) until the returned function is called, which returns
+// them.
+func recordCgroupMoves(t *testing.T) func() []int {
+	var mu sync.Mutex
+	var moved []int
+	orig := beforeCgroupMove
+	t.Cleanup(func() { beforeCgroupMove = orig })
+	beforeCgroupMove = func(pid int) {
+		mu.Lock()
+		moved = append(moved, pid)
+		mu.Unlock()
+	}
+	return func() []int {
+		beforeCgroupMove = orig
+		mu.Lock()
+		defer mu.Unlock()
+		return moved
 	}
 }
 
