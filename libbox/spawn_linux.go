@@ -186,6 +186,14 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 			return nil, fmt.Errorf("nsenter: unexpected message %q", msg)
 		}
 	}
+	if p.inCgroup {
+		// The stage is in the container's cgroup too, and counts
+		// against its pids limit until it is reaped: reap it now (it
+		// exits once it has reported the pid), before the program
+		// runs, rather than after an exec'd one may have forked.
+		_, _ = p.stage.Wait()
+		p.stage = nil
+	}
 	return p, nil
 }
 
