@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -327,6 +328,12 @@ func (pe *pendingExec) run(sock *syncSocket, hooks []Hook, state []byte) error {
 				return err
 			}
 		}
+		// And from here on the runtime must not grow: one P and no GC,
+		// so that the scheduler starts no new thread (a new M is an
+		// allocation, and under load one was started while the filters
+		// were installed) and no collection maps memory.
+		runtime.GOMAXPROCS(1)
+		debug.SetGCPercent(-1)
 		if err := setRlimit(*pe.as); err != nil {
 			return err
 		}
