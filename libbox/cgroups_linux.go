@@ -208,6 +208,12 @@ func applyCgroup(id string, cfg *Config, rootless bool, pid int, log Logger) (*c
 	if err != nil {
 		return nil, err
 	}
+	return applyCgroupSpec(id, cg, rootless, pid, log)
+}
+
+// applyCgroupSpec is applyCgroup with the cgroup's spec (cgroupSpec)
+// already made.
+func applyCgroupSpec(id string, cg *cgroups.Cgroup, rootless bool, pid int, log Logger) (*cgroupHandle, error) {
 	need := requiredControllers(cg.Resources)
 	if len(cg.Resources.Unified) > 0 && !cgroups.IsCgroup2UnifiedMode() {
 		return nil, errors.New("invalid configuration: linux.resources.unified needs a cgroup v2 host, and this one uses cgroup v1 (or the hybrid layout): set the limits through the v1 fields instead")
@@ -389,6 +395,7 @@ func (b *bornCgroup) closeFiles() {
 	for _, t := range b.tasks {
 		t.f.Close()
 	}
+	b.dir, b.tasks = nil, nil
 }
 
 // cgroupBeforeInit makes the container's cgroup for init to be born in
@@ -418,7 +425,7 @@ func cgroupBeforeInit(id string, cfg *Config, rootless bool, log Logger) (b *bor
 		return nil, false, nil
 	}
 	b = &bornCgroup{}
-	b.h, err = applyCgroup(id, cfg, rootless, -1, log)
+	b.h, err = applyCgroupSpec(id, cg, rootless, -1, log)
 	if err != nil || b.h == nil {
 		return b, true, err
 	}
@@ -453,7 +460,6 @@ func (h *cgroupHandle) openForStage(b *bornCgroup) error {
 		}
 		if err != nil {
 			b.closeFiles()
-			b.dir, b.tasks = nil, nil
 			return err
 		}
 	}
@@ -880,20 +886,6 @@ func (c *Container) oomAnnotation(annotations map[string]string) map[string]stri
 	}
 	out[OOMKillAnnotation] = strconv.FormatUint(n, 10)
 	return out
-}
-
-// joinCgroup moves pid (a process exec'd into the container) into the
-// container's cgroup; nothing to do for a container without one.
-func (c *Container) joinCgroup(pid int) error {
-	cg := c.cgroup()
-	if cg == nil {
-		return nil
-	}
-	beforeCgroupMove(pid)
-	if err := cg.m.AddPid("", pid); err != nil {
-		return fmt.Errorf("join cgroup of container %s: %w", c.st.ID, err)
-	}
-	return nil
 }
 
 // joinSub moves pid into existing sub-cgroups of the container's cgroup

@@ -664,7 +664,6 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	born, bornOK, err := cgroupBeforeInit(id, cfg, r.Rootless, opts.Log)
 	var early *cgroupHandle
 	if born != nil {
-		defer born.closeFiles()
 		early = born.h
 		sp.cgroup, sp.cgroupTasks = born.dir, born.tasks
 	}
@@ -675,6 +674,10 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 		return nil, err
 	}
 	child, err := sp.start()
+	if born != nil {
+		// The stage has its copies (or is gone).
+		born.closeFiles()
+	}
 	if err != nil {
 		if early != nil {
 			// Nothing is in it: the stage and what it forked are dead.
@@ -795,9 +798,10 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	return p, nil
 }
 
-// beforeCgroupMove is called with init's pid before the runtime moves init
-// into the container's cgroup, which it does only where init could not be
-// born there (see cgroupBeforeInit): a variable so that a test can tell.
+// beforeCgroupMove is called with a pid (init's, or an exec'd process's)
+// before the runtime moves it into the container's cgroup, which it does
+// only where the process could not be born there (see cgroupBeforeInit):
+// a variable so that a test can tell.
 var beforeCgroupMove = func(pid int) {}
 
 // namespaceFlags splits the config's namespaces into those to create and

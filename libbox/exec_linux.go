@@ -68,7 +68,8 @@ type execConfig struct {
 // joined by a running Go program) and returns the new process's pid once it
 // has exec'd the program. The process is a child of the caller.
 func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
-	switch s := c.Status(); s {
+	status := c.Status()
+	switch status {
 	case Stopped:
 		return 0, fmt.Errorf("container %s %w: cannot exec in a stopped container", c.st.ID, ErrNotRunning)
 	case Paused:
@@ -142,19 +143,18 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 	// bornCgroup); admit moves it only when it could not be. Not into
 	// sub-cgroups, and not into a frozen cgroup: the stage would freeze
 	// before it reports, and the move after it keeps what runc does.
-	if len(opts.SubCgroups) == 0 && c.Status() != Paused {
-		if cg := c.cgroup(); cg != nil {
-			var born bornCgroup
-			if err := cg.openForStage(&born); err != nil {
-				orNop(opts.Log).Debugf("exec: open the container's cgroup for the new process to be born in: %v; moving it instead", err)
-			} else {
-				defer born.closeFiles()
-				sp.cgroup, sp.cgroupTasks = born.dir, born.tasks
-			}
+	cg := c.cgroup()
+	var born bornCgroup
+	if cg != nil && len(opts.SubCgroups) == 0 && status != Paused {
+		if err := cg.openForStage(&born); err != nil {
+			orNop(opts.Log).Debugf("exec: open the container's cgroup for the new process to be born in: %v; moving it instead", err)
 		}
+		sp.cgroup, sp.cgroupTasks = born.dir, born.tasks
 	}
 
 	child, err := sp.start()
+	// The stage has its copies (or is gone).
+	born.closeFiles()
 	if err != nil {
 		return 0, fmt.Errorf("exec: %w", err)
 	}
@@ -169,7 +169,7 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 	if l := ec.LogLevel; l == logrus.DebugLevel.String() || l == logrus.TraceLevel.String() {
 		logAffinity(child.log, child.pid)
 	}
-	if err := c.admit(child, opts.SubCgroups); err != nil {
+	if err := c.admit(child, cg, opts.SubCgroups); err != nil {
 		return 0, fmt.Errorf("exec: %w", err)
 	}
 	if err := child.sock.send(syncMsg{Type: syncExec, Exec: ec}); err != nil {
@@ -194,7 +194,7 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 // cgroup nor a pid namespace of its own, is recorded (processes_linux.go).
 // Under the container's lock, with init checked to be alive: a delete
 // --force either comes first (and the exec fails) or finds the process.
-func (c *Container) admit(child *spawned, sub map[string]string) error {
+func (c *Container) admit(child *spawned, cg *cgroupHandle, sub map[string]string) error {
 	lock, err := c.lock()
 	if err != nil {
 		return err
@@ -203,7 +203,6 @@ func (c *Container) admit(child *spawned, sub map[string]string) error {
 	if !c.isInit(c.st.InitPid) {
 		return fmt.Errorf("container %s %w: it stopped", c.st.ID, ErrNotRunning)
 	}
-	cg := c.cgroup()
 	if len(sub) > 0 {
 		if cg == nil {
 			return fmt.Errorf("--cgroup: container %s has no cgroup (an unprivileged user without a delegated cgroup v2 subtree created it)", c.st.ID)
@@ -213,10 +212,14 @@ func (c *Container) admit(child *spawned, sub map[string]string) error {
 	if c.tracksExecs(cg) {
 		return c.recordExec(child.pid, child.startTime)
 	}
-	if child.inCgroup {
+	if child.inCgroup || cg == nil {
 		return nil
 	}
-	return c.joinCgroup(child.pid)
+	beforeCgroupMove(child.pid)
+	if err := cg.m.AddPid("", child.pid); err != nil {
+		return fmt.Errorf("join cgroup of container %s: %w", c.st.ID, err)
+	}
+	return nil
 }
 
 type nsFile struct {
