@@ -248,22 +248,23 @@ func deviceRule(d specs.LinuxDeviceCgroup) (*devices.Rule, error) {
 		rule.Minor = *d.Minor
 	}
 	// As runc: r, w and m in any order, repeats allowed. runc also drops
-	// other letters next to valid ones; so do we in a deny rule, where
-	// that denies no less than the valid letters say (runc's own suite
-	// denies "rwa"), while in an allow rule a typo is refused: what it
-	// grants would be a guess. runc refuses an empty access, which the
+	// any other character next to valid ones; we drop other letters in a
+	// deny rule, where that denies no less than the valid letters say
+	// (runc's own suite denies "rwa"), while in an allow rule a typo is
+	// refused: what it grants would be a guess. runc refuses an empty access, which the
 	// spec allows (the field is optional): that means all of them here,
 	// as in crun.
 	given := d.Access
 	if given == "" {
 		given = "rwm"
 	}
-	if !d.Allow && strings.ContainsAny(given, "rwm") && !strings.ContainsAny(given, " \t") {
+	if !d.Allow && strings.ContainsAny(given, "rwm") {
+		// Other letters only: a space or a comma is still refused.
 		given = strings.Map(func(c rune) rune {
-			if strings.ContainsRune("rwm", c) {
-				return c
+			if (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') && !strings.ContainsRune("rwm", c) {
+				return -1
 			}
-			return -1
+			return c
 		}, given)
 	}
 	if strings.Trim(given, "rwm") != "" {

@@ -127,6 +127,7 @@ func TestResourcesErrors(t *testing.T) {
 		{"device access", specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Allow: true, Access: "rwx"}}}, `access "rwx"`},
 		{"device access, deny", specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Access: "x"}}}, `access "x"`},
 		{"device access, deny with a space", specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Access: "r w"}}}, `access "r w"`},
+		{"device access, deny with a comma", specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Access: "r,wa"}}}, `access "r,wa"`},
 		{"negative memory", specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(-5)}}, "not a size"},
 		{"swap below limit", specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(100 << 20), Swap: i64(50 << 20)}}, "swap"},
 		{"swappiness", specs.LinuxResources{Memory: &specs.LinuxMemory{Swappiness: u64(101)}}, "swappiness 101"},
