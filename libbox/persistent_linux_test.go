@@ -117,25 +117,34 @@ func TestSandboxPersistent(t *testing.T) {
 	}
 }
 
-// TestSandboxPersistentExecBornInCgroup: a program exec'd into a running
-// sandbox is born in its cgroup, every hierarchy, as init is: the runtime
-// moves nothing (see TestSandboxBornInCgroup).
+// TestSandboxPersistentExecBornInCgroup: init and a program exec'd into a
+// running sandbox are born in its cgroup, every hierarchy, seen from the
+// host: the runtime moves nothing (see TestSandboxBornInCgroup).
 func TestSandboxPersistentExecBornInCgroup(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: a rootless sandbox on cgroup v1 has no cgroup")
 	}
-	sb := startSandbox(t, Options{})
 	moves := recordCgroupMoves(t)
-	res := execOut(t, sb, "cat /proc/self/cgroup")
-	moved := moves()
-	wantRunStatus(t, res, StatusOK)
-	if len(moved) != 0 {
-		t.Errorf("the runtime moved %v into the sandbox's cgroup: want the program born there", moved)
+	sb := startSandbox(t, Options{})
+	ctr := sb.live.in.ctr
+	cg := ctr.cgroup()
+	if cg == nil {
+		t.Fatal("a rootful sandbox without a cgroup")
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(res.Stdout)), "\n") {
-		if parts := strings.SplitN(line, ":", 3); len(parts) != 3 || parts[2] != "/" {
-			t.Errorf("the program's cgroup %q: want / (the sandbox's)\n%s", line, res.Stdout)
-		}
+	paths := cg.m.GetPaths()
+	wantInCgroups(t, "init", ctr.st.InitPid, paths)
+	res := execOut(t, sb, "cat /proc/self/cgroup")
+	wantRunStatus(t, res, StatusOK)
+	wantCgroupNSRoot(t, res.Stdout)
+	c, err := sb.Exec(context.Background(), "/bin/sleep", []string{"60"}, Stdio{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantInCgroups(t, "the exec'd program", c.Pid(), paths)
+	_ = c.Kill()
+	_, _ = c.Wait()
+	if moved := moves(); len(moved) != 0 {
+		t.Errorf("the runtime moved %v into the sandbox's cgroup: want init and the programs born there", moved)
 	}
 }
 

@@ -741,16 +741,56 @@ func TestSandboxBornInCgroup(t *testing.T) {
 	if moved := moves(); len(moved) != 0 {
 		t.Errorf("the runtime moved %v into the sandbox's cgroup: want init born there", moved)
 	}
-	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+	wantCgroupNSRoot(t, res.Stdout)
+}
+
+// wantCgroupNSRoot checks a program's /proc/self/cgroup (out) as seen in
+// its cgroup namespace: every hierarchy at "/", the namespace's root, which
+// is the cgroup init was in when it made the namespace. (That alone does
+// not tell which cgroup that is: wantInCgroups does, from the host.)
+func wantCgroupNSRoot(t *testing.T, out []byte) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(lines) < 2 && !cgroups.IsCgroup2UnifiedMode() {
-		t.Fatalf("the program's cgroups: %q", res.Stdout)
+		t.Fatalf("the program's cgroups: %q", out)
 	}
 	for _, line := range lines {
-		// hierarchy-id:controllers:path, the path relative to the
-		// cgroup namespace's root, which is the sandbox's own cgroup.
+		// hierarchy-id:controllers:path
 		parts := strings.SplitN(line, ":", 3)
 		if len(parts) != 3 || parts[2] != "/" {
-			t.Errorf("the program's cgroup %q: want / (init in the sandbox's cgroup before its cgroup namespace)\n%s", line, res.Stdout)
+			t.Errorf("the program's cgroup %q: want / (in the sandbox's cgroup before its cgroup namespace)\n%s", line, out)
+		}
+	}
+}
+
+// wantInCgroups checks, from the host, that pid is in every cgroup of
+// paths (a cgroup manager's GetPaths: hierarchy name, "" for cgroup2, to
+// directory).
+func wantInCgroups(t *testing.T, what string, pid int, paths map[string]string) {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	in := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		for _, ctrl := range strings.Split(parts[1], ",") {
+			in[ctrl] = parts[2]
+		}
+	}
+	if len(paths) == 0 {
+		t.Fatalf("%s: the sandbox has no cgroup paths", what)
+	}
+	for ctrl, dir := range paths {
+		if dir == "" {
+			continue
+		}
+		if p, ok := in[ctrl]; !ok || p == "/" || !strings.HasSuffix(dir, p) {
+			t.Errorf("%s (pid %d) is in %q of hierarchy %q, want %s\n%s", what, pid, p, ctrl, dir, b)
 		}
 	}
 }

@@ -47,6 +47,16 @@ fd_list() {
 	[ "$(fd_list)" = "0 1 2 " ]
 }
 
+@test "fds: an exec'd process has only 0, 1 and 2 open: nothing of the runtime, no cgroup file" {
+	# The stage exec starts joins the container's cgroup through tasks
+	# files the runtime opened: none of them may reach the program.
+	run_detached
+	runtime_with_fds exec "$CID" sh -c 'echo "cgroup files: $(ls -l /proc/$$/fd | grep -c /sys/fs/cgroup)"; echo fds:; ls /proc/$$/fd; echo end'
+	[ "$status" -eq 0 ]
+	[ "$(fd_list)" = "0 1 2 " ] || fail "fds: $(fd_list)"
+	[[ "$output" == *"cgroup files: 0"* ]]
+}
+
 @test "fds: --preserve-fds 2 passes fds 3 and 4, and nothing above" {
 	set_cmd 'cat <&3; cat <&4; echo fds:; ls /proc/$$/fd; echo end'
 	runtime_with_fds run --preserve-fds 2 -b "$BUNDLE" "$CID"
