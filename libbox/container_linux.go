@@ -732,6 +732,12 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 	if cfg.Seccomp != nil {
 		if prog, err := compileSeccompCached(r.Root, cfg.Seccomp); err == nil {
 			ic.SeccompFilter = encodeSeccompFilter(prog.filter)
+			// init installs the program as it is: of the profile, it
+			// needs only what decides how (the rules are most of the
+			// message, and decoding them most of init's start).
+			slim := *cfg
+			slim.Seccomp = cfg.Seccomp.installOnly()
+			ic.Config = &slim
 		}
 	}
 	ic.State = ociState(id, cfg, Creating, p.pid, p.created, p.owner)

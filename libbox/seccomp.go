@@ -225,6 +225,20 @@ func (s *Seccomp) usesNotify() bool {
 	return false
 }
 
+// installOnly is s without what a compiled program already holds: the
+// flags and whether the filter returns a notify fd are what installing it
+// takes (newSeccompProgram); the notify rules are kept, unexpanded, for
+// the latter.
+func (s *Seccomp) installOnly() *Seccomp {
+	out := &Seccomp{DefaultAction: s.DefaultAction, Flags: s.Flags, ListenerPath: s.ListenerPath, ListenerMetadata: s.ListenerMetadata}
+	for _, r := range s.Syscalls {
+		if r.Action == SeccompNotify {
+			out.Syscalls = append(out.Syscalls, SeccompRule{Names: r.Names, Action: r.Action})
+		}
+	}
+	return out
+}
+
 func (s *Seccomp) hasFlag(f SeccompFlag) bool {
 	for _, g := range s.Flags {
 		if g == f {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -192,4 +193,43 @@ func stateRootEntries(root string) ([]os.DirEntry, error) {
 		left = append(left, e)
 	}
 	return left, err
+}
+
+// TestSeccompInstallOnly: what init receives beside a compiled program
+// still installs it the same way (flags, a notify fd or not) and carries
+// no rule the program already holds.
+func TestSeccompInstallOnly(t *testing.T) {
+	one := uint(1)
+	full := &Seccomp{
+		DefaultAction:    SeccompErrno,
+		DefaultErrno:     &one,
+		Architectures:    []string{"x86"},
+		Flags:            []SeccompFlag{SeccompFlagLog},
+		ListenerPath:     "/run/agent.sock",
+		ListenerMetadata: "meta",
+		Syscalls: []SeccompRule{
+			{Names: []string{"read", "write"}, Action: SeccompAllow},
+			{Names: []string{"mkdir"}, Action: SeccompNotify},
+			{Names: []string{"kill"}, Action: SeccompAllow, Args: []SeccompArg{{Index: 1, Value: 0, Op: SeccompEqual}}},
+		},
+	}
+	slim := full.installOnly()
+	if len(slim.Syscalls) != 1 || slim.Syscalls[0].Action != SeccompNotify || !slices.Equal(slim.Syscalls[0].Names, []string{"mkdir"}) {
+		t.Fatalf("rules kept: %+v, want the notify rule only", slim.Syscalls)
+	}
+	if !slim.usesNotify() || !slim.hasFlag(SeccompFlagLog) || slim.ListenerPath != full.ListenerPath || slim.ListenerMetadata != full.ListenerMetadata {
+		t.Fatalf("install settings lost: %+v", slim)
+	}
+	if err := slim.Validate(); err != nil {
+		t.Fatalf("the slim profile does not validate: %v", err)
+	}
+	filter := []unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW}}
+	a, b := newSeccompProgram(full, filter), newSeccompProgram(slim, filter)
+	if a.flags != b.flags || a.listener != b.listener {
+		t.Fatalf("installed differently: full flags %#x listener %v, slim %#x %v", a.flags, a.listener, b.flags, b.listener)
+	}
+	full.Syscalls = full.Syscalls[:1]
+	if full.installOnly().usesNotify() {
+		t.Fatal("a profile without notify rules became one with")
+	}
 }
