@@ -26,7 +26,7 @@ import (
 // -ldflags "-X main.version=...".
 var version = "0.1.0"
 
-const usage = `an OCI container runtime and sandbox for untrusted code
+const usage = `Open Container Initiative runtime, and a sandbox for untrusted code
 
 nanobox-runc runs OCI bundles exactly as runc does: a directory holding a
 config.json and a root filesystem. Start with "nanobox-runc spec" to write a
@@ -62,6 +62,10 @@ func newApp() *cli.App {
 		},
 		Before:          setupLogging,
 		HideHelpCommand: true,
+		// A repeated flag is the only way to give several values, as in
+		// runc (urfave/cli v1): `exec --env A=1,2` sets A to "1,2" and
+		// `--cgroup cpu,cpuacct:sub` names two controllers.
+		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
 			createCommand,
 			startCommand,

@@ -539,7 +539,7 @@ process_json() {
 @test "exec --cgroup: the process goes in an existing sub-cgroup of the container's" {
 	requires root
 	run_detached
-	local pid dir sub=nbx-sub
+	local pid dir mdir= sub=nbx-sub
 	pid=$(ctr_pid)
 	if cgroup_v2; then
 		dir=$(cgroup_path "$pid")
@@ -555,6 +555,13 @@ process_json() {
 		! grep -E "^[0-9]+:memory:.*/$sub\$" <<<"$output"
 		runtime exec --cgroup "memory:$sub" "$CID" true
 		[ "$status" -ne 0 ]
+		# Several controllers before one path, comma-separated (runc's
+		# suite: "cpu,cpuacct:subcpu"): the flag's value is not split.
+		mdir=$(cgroup_path "$pid" memory)
+		mkdir "$mdir/$sub"
+		runtime_ok exec --cgroup "pids,memory:$sub" "$CID" cat /proc/self/cgroup
+		grep -Eq "^[0-9]+:pids:.*/$sub\$" <<<"$output"
+		grep -Eq "^[0-9]+:memory:.*/$sub\$" <<<"$output"
 	fi
 	# A sub-cgroup that does not exist, or one outside, is an error, in
 	# runc's words (callers match them); "/" is the container's own.
@@ -576,4 +583,5 @@ process_json() {
 	! grep -q "/$sub\$" <<<"$output"
 	runtime_ok delete --force "$CID"
 	rmdir "$dir/$sub" 2>/dev/null || true
+	[[ -z $mdir ]] || rmdir "$mdir/$sub" 2>/dev/null || true
 }
