@@ -261,6 +261,9 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			_ = execWaiter(sock, ic.FifoFd, ic.ExeFd, p.Cwd, pe.env)
 		}
 	}
+	// runc's wording for this point (its suite and log readers look for
+	// it): the last message before ready.
+	logrus.Debugf("init: closing the pipe to signal completion")
 	if err := sock.send(syncMsg{Type: syncReady}); err != nil {
 		return err
 	}

@@ -197,7 +197,7 @@ func (s *Seccomp) Validate() error {
 			// could never be answered (runc refuses write for the same
 			// reason).
 			if n == "write" || n == "sendmsg" {
-				return fmt.Errorf("seccomp: syscalls[%d]: notify cannot be used for %s: the runtime needs it to hand the notify fd to the listener", i, n)
+				return fmt.Errorf("seccomp: syscalls[%d]: SCMP_ACT_NOTIFY cannot be used for the %s syscall: the runtime needs it to hand the notify fd to the listener", i, n)
 			}
 		}
 	}

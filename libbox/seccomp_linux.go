@@ -474,7 +474,7 @@ func sendToListener(path string, msg []byte, fd int) error {
 	}
 	defer unix.Close(conn)
 	if err := unix.Connect(conn, &unix.SockaddrUnix{Name: path}); err != nil {
-		return fmt.Errorf("seccomp: connect to listenerPath %s: %w: is the seccomp agent running?", path, err)
+		return fmt.Errorf("seccomp: failed to connect with seccomp agent at listenerPath %s: %w: is the seccomp agent running?", path, err)
 	}
 	if err := unix.Sendmsg(conn, msg, unix.UnixRights(fd), nil, 0); err != nil {
 		return fmt.Errorf("seccomp: send notify fd to listenerPath %s: %w", path, err)

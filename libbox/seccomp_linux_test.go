@@ -365,7 +365,7 @@ func TestSeccompFdDeliveryNoListener(t *testing.T) {
 	}
 	s := &Seccomp{ListenerPath: filepath.Join(t.TempDir(), "nobody.sock")}
 	err = deliverSeccompFd(psock, s, []byte(`{"pid":1}`))
-	if err == nil || !strings.Contains(err.Error(), "connect to listenerPath") || !strings.Contains(err.Error(), "is the seccomp agent running") {
+	if err == nil || !strings.Contains(err.Error(), "failed to connect with seccomp agent at listenerPath") || !strings.Contains(err.Error(), "is the seccomp agent running") {
 		t.Errorf("error %v", err)
 	}
 }

@@ -163,8 +163,8 @@ func TestConvertSeccompErrors(t *testing.T) {
 		{"notify default", &specs.LinuxSeccomp{DefaultAction: specs.ActNotify, ListenerPath: "/a"}, "notify cannot be the default action"},
 		{"notify without listener", rule(specs.LinuxSyscall{Names: []string{"mkdir"}, Action: specs.ActNotify}), "listenerPath is not set"},
 		{"notify relative listener", &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, ListenerPath: "agent.sock", Syscalls: []specs.LinuxSyscall{{Names: []string{"mkdir"}, Action: specs.ActNotify}}}, `listenerPath "agent.sock" must be an absolute path`},
-		{"notify write", &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, ListenerPath: "/a", Syscalls: []specs.LinuxSyscall{{Names: []string{"read", "write"}, Action: specs.ActNotify}}}, "notify cannot be used for write"},
-		{"notify sendmsg", &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, ListenerPath: "/a", Syscalls: []specs.LinuxSyscall{{Names: []string{"sendmsg"}, Action: specs.ActNotify}}}, "notify cannot be used for sendmsg"},
+		{"notify write", &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, ListenerPath: "/a", Syscalls: []specs.LinuxSyscall{{Names: []string{"read", "write"}, Action: specs.ActNotify}}}, "SCMP_ACT_NOTIFY cannot be used for the write syscall"},
+		{"notify sendmsg", &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, ListenerPath: "/a", Syscalls: []specs.LinuxSyscall{{Names: []string{"sendmsg"}, Action: specs.ActNotify}}}, "SCMP_ACT_NOTIFY cannot be used for the sendmsg syscall"},
 		{"wait killable without notify", &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, Flags: []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagWaitKillableRecv}}, "needs a rule with the notify action"},
 	} {
 		_, err := convertSeccomp(tc.s)

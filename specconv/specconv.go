@@ -467,8 +467,10 @@ func convertCapabilities(sc *specs.LinuxCapabilities, warnf func(string, ...any)
 		}
 	}
 	if len(dropped) > 0 {
-		warnf("process.capabilities.ambient: ignoring %s: an ambient capability must also be permitted and inheritable",
-			strings.Join(dropped, ", "))
+		// One warning per capability, in runc's words.
+		for _, name := range dropped {
+			warnf("can't raise ambient capability %s: an ambient capability must also be permitted and inheritable (process.capabilities)", name)
+		}
 		c.Ambient = ambient
 	}
 	return c, nil

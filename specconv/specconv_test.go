@@ -837,6 +837,30 @@ func TestUnknownCapabilitiesDropped(t *testing.T) {
 	}
 }
 
+// An ambient capability that is not also inheritable and permitted cannot
+// be raised: runc warns, in these words, once per capability, and the
+// container runs with the rest (runc's suite: capabilities.bats).
+func TestAmbientNotInheritableWarns(t *testing.T) {
+	fakeHost(t, unix.CAP_LAST_CAP)
+	spec := Example()
+	spec.Process.Capabilities = &specs.LinuxCapabilities{
+		Bounding:    []string{"CAP_KILL", "CAP_CHOWN", "CAP_NET_RAW"},
+		Permitted:   []string{"CAP_KILL", "CAP_CHOWN", "CAP_NET_RAW"},
+		Inheritable: []string{"CAP_KILL", "CAP_NET_RAW"},
+		Ambient:     []string{"CAP_KILL", "CAP_CHOWN", "CAP_NET_RAW"},
+	}
+	c, w := mustConvert(t, spec, Options{})
+	if got := c.Process.Capabilities.Ambient; !reflect.DeepEqual(got, []string{"CAP_KILL", "CAP_NET_RAW"}) {
+		t.Errorf("ambient %v, want CAP_KILL and CAP_NET_RAW", got)
+	}
+	if !w.contains("can't raise ambient capability CAP_CHOWN: ") {
+		t.Errorf("warnings %q: none says CAP_CHOWN cannot be raised", w)
+	}
+	if w.contains("capability CAP_KILL") {
+		t.Errorf("warnings %q name a capability that was raised", w)
+	}
+}
+
 func TestDevicesHooksAndCopiedFields(t *testing.T) {
 	fakeHost(t, unix.CAP_LAST_CAP)
 	spec := Example()

@@ -84,6 +84,12 @@ assert_json_lines() {
 	assert_json_lines "$LOG"
 	# Logged inside init, before the program ran, at debug level.
 	jq -e -s 'any(.[]; .level == "debug" and (.msg | startswith("init: setting up container '"$CID"'")))' "$LOG"
+	# The three points runc's suite (check_debug) and log readers look
+	# for, in runc's words.
+	local m
+	for m in "nsexec container setup" "child process in init()" "init: closing the pipe to signal completion"; do
+		jq -e -s --arg m "$m" 'any(.[]; .level == "debug" and (.msg | contains($m)))' "$LOG" >/dev/null || fail "no debug message with '$m'"
+	done
 	# The container's own output has nothing of the runtime's.
 	[ "$output" = container-output ]
 }
