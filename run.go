@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 
+	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
@@ -26,6 +29,16 @@ exits, unless --keep is given.`,
 	}, createFlags...),
 	Action: func(c *cli.Context) error {
 		code, err := runContainer(c)
+		var pe *libbox.ProgramError
+		if errors.As(err, &pe) {
+			// What init reported, as runc's init prints it on the
+			// container's stderr: one line, no prefix.
+			if logFile != nil {
+				logrus.Error(err)
+			}
+			fmt.Fprintln(os.Stderr, pe.Err)
+			os.Exit(1)
+		}
 		if err != nil {
 			return err
 		}

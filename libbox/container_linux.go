@@ -382,7 +382,7 @@ func (c *Container) startWith(msg []byte, reread bool) error {
 		return fmt.Errorf("remove exec fifo: %w", err)
 	}
 	if failed != nil {
-		return fmt.Errorf("container %s: %w", c.st.ID, failed)
+		return fmt.Errorf("container %s: %w", c.st.ID, &ProgramError{Err: failed})
 	}
 	if hooks := c.st.Config.Hooks.Poststart; len(hooks) > 0 {
 		// OCI: a failing poststart hook is logged; the container runs on.
@@ -418,6 +418,15 @@ func startFailure(fifo string) error {
 	}
 	return parseStartError(string(buf[:n]))
 }
+
+// ProgramError is why the program did not run once start released init:
+// its execve failed (or a step init takes right before it), in init's own
+// words, which runc's init prints as the container's stderr ("exec
+// /run.sh: no such file or directory").
+type ProgramError struct{ Err error }
+
+func (e *ProgramError) Error() string { return e.Err.Error() }
+func (e *ProgramError) Unwrap() error { return e.Err }
 
 // WarningError is an error the operation survived: it completed, and the
 // caller should log Err as a warning.

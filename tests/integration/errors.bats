@@ -99,6 +99,20 @@ one_line_error() {
 	[[ "$output" == *"permission denied"* || "$output" == *"Permission denied"* ]]
 }
 
+@test "errors: a program whose execve fails (a missing interpreter) is one line in init's words" {
+	# The file is there and executable, so create accepts it; execve
+	# fails with ENOENT for the interpreter. runc's init prints exactly
+	# this line (runc's suite: run.bats "execve error").
+	printf '#!/no-such-interpreter foo\nsh\n' >"$BUNDLE/rootfs/run.sh"
+	chmod 0755 "$BUNDLE/rootfs/run.sh"
+	set_args /run.sh
+	runtime run -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	[ "${#lines[@]}" -eq 1 ] || fail "want one line, got ${#lines[@]}"
+	[ "${lines[0]}" = "exec /run.sh: no such file or directory" ]
+	assert_nothing_left "$CID"
+}
+
 @test "errors: a cwd that is not a directory" {
 	update_config '.process.cwd = "/etc/passwd"'
 	set_args true
