@@ -733,7 +733,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 		return nil, err
 	}
 	defer srcs.close()
-	ic.MountSources = srcs.index
+	ic.MountSources, ic.LateSources = srcs.index, srcs.late
 
 	// The filter compiled here (or found in the state root's cache) is
 	// what init installs; when the compile fails here, init compiles it
@@ -773,6 +773,17 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 			return false, child.sock.send(syncMsg{Type: syncHooksDone})
 		case syncSeccompFd:
 			return false, deliverSeccompFd(child.sock, cfg.Seccomp, state)
+		case syncMountSource:
+			tree, err := lateMountSource(cfg, srcs.late, m.Source, p.pid)
+			if err != nil {
+				_ = child.sock.send(syncMsg{Type: syncError, Error: err.Error()})
+				return false, err
+			}
+			defer tree.Close()
+			if err := child.sock.send(syncMsg{Type: syncMountSource}); err != nil {
+				return false, err
+			}
+			return false, sendMountSources(child.sock, &mountSources{files: []*os.File{tree}})
 		case syncNetFds:
 			if p.net != nil || cfg.allowlist() == nil {
 				return false, errors.New("sync: unexpected network descriptors from init")

@@ -139,18 +139,17 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	// rootfs in the runtime's own namespace (rootfs_shared_linux.go).
 	mountNS := cfg.hasMountNS()
 	var rootfs string
-	trees, err := recvMountSources(sock, ic.MountSources)
+	received, err := recvMountSources(sock, ic.MountSources)
 	if err != nil {
 		return err
 	}
+	trees := &mountTrees{files: received, late: ic.LateSources, sock: sock}
 	if mountNS {
 		rootfs, err = prepareRootfs(cfg, trees)
 	} else {
 		rootfs, err = prepareSharedRootfs(cfg, trees)
 	}
-	for _, t := range trees {
-		t.Close()
-	}
+	trees.close()
 	if err != nil {
 		return fmt.Errorf("prepare rootfs: %w", err)
 	}

@@ -23,8 +23,16 @@ package libbox
 // the mount names no mappings of its own (or the container's), else one
 // made for the purpose (newUserNS).
 //
+// An idmapped mount whose source lies inside the rootfs is the exception:
+// that source may be made by an earlier mount of the config (runc's suite:
+// mounts.bats "mount order, container idmap source"), so its tree is made
+// when init reaches it (initConfig.LateSources): init asks, and the
+// runtime clones the source as init's mount namespace has it then, on a
+// thread that joins that namespace, resolving the path inside the rootfs.
+//
 // The trees cross the sync socket right after the config, in one packet
-// (SCM_RIGHTS), in the order of initConfig.MountSources.
+// (SCM_RIGHTS), in the order of initConfig.MountSources; a late one, in a
+// packet of its own, after the parent's mount-source reply.
 
 import (
 	"errors"
@@ -32,6 +40,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -41,6 +50,9 @@ import (
 type mountSources struct {
 	index []int
 	files []*os.File
+	// late are the mounts whose trees are made when init asks
+	// (lateMountSource).
+	late []int
 }
 
 func (s *mountSources) close() {
@@ -61,9 +73,14 @@ func needsSourceTree(cfg *Config, m *Mount, rootless bool) bool {
 	if _, userns := cfg.NamespaceOf(NEWUSER); !userns || !cfg.hasMountNS() {
 		return false
 	}
-	rootfs := filepath.Clean(cfg.Rootfs)
-	src := filepath.Clean(m.Source)
-	return src != rootfs && !strings.HasPrefix(src, rootfs+"/")
+	_, inside := insideRootfs(cfg, m.Source)
+	return !inside && filepath.Clean(m.Source) != filepath.Clean(cfg.Rootfs)
+}
+
+// insideRootfs reports whether src lies below cfg.Rootfs (lexically), and
+// its path relative to it.
+func insideRootfs(cfg *Config, src string) (string, bool) {
+	return strings.CutPrefix(filepath.Clean(src), filepath.Clean(cfg.Rootfs)+"/")
 }
 
 // openMountSources clones the trees init needs, in the runtime's mount
@@ -84,6 +101,10 @@ func openMountSources(cfg *Config, rootless bool, initPid int) (_ *mountSources,
 		if err := checkIDMap(cfg, m, rootless); err != nil {
 			return nil, fmt.Errorf("mounts[%d] (destination %s): %w", i, m.Destination, err)
 		}
+		if _, inside := insideRootfs(cfg, m.Source); inside && m.IDMap != nil {
+			s.late = append(s.late, i)
+			continue
+		}
 		var flags uint
 		if m.Flags&unix.MS_REC != 0 {
 			flags |= unix.AT_RECURSIVE
@@ -102,6 +123,120 @@ func openMountSources(cfg *Config, rootless bool, initPid int) (_ *mountSources,
 		}
 	}
 	return s, nil
+}
+
+// lateMountSource is the tree of mount i, an idmapped mount of a source
+// inside the rootfs, made now that init, which asked for it, has made the
+// mounts before it.
+func lateMountSource(cfg *Config, late []int, i *int, initPid int) (*os.File, error) {
+	if i == nil || !slices.Contains(late, *i) {
+		return nil, errors.New("sync: init asked for a mount source the runtime did not defer")
+	}
+	m := &cfg.Mounts[*i]
+	rel, _ := insideRootfs(cfg, m.Source)
+	tree, err := openTreeInMountNS(initPid, filepath.Clean(cfg.Rootfs), rel, m.Flags&unix.MS_REC != 0)
+	if err != nil {
+		return nil, fmt.Errorf("mounts[%d]: open bind source %s: %w", *i, m.Source, err)
+	}
+	if err := idmapTree(tree, cfg, m.IDMap, initPid); err != nil {
+		tree.Close()
+		return nil, fmt.Errorf("mounts[%d]: idmap %s: %w", *i, m.Source, err)
+	}
+	return tree, nil
+}
+
+// openTreeInMountNS clones the tree at rel under rootfs as the mount
+// namespace of process pid has it, on a thread that joins that namespace
+// and is never used again (no UnlockOSThread: the Go runtime ends the
+// thread with the goroutine). rel is resolved inside the rootfs
+// (RESOLVE_IN_ROOT): a symlink among the container's files cannot lead
+// the runtime, root on the host, out of it.
+func openTreeInMountNS(pid int, rootfs, rel string, recursive bool) (*os.File, error) {
+	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", pid))
+	if err != nil {
+		return nil, fmt.Errorf("open init's mount namespace: %w", err)
+	}
+	defer ns.Close()
+	type result struct {
+		fd  int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		fd, err := func() (int, error) {
+			if err := unix.Unshare(unix.CLONE_FS); err != nil {
+				return -1, fmt.Errorf("unshare CLONE_FS: %w", err)
+			}
+			if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNS); err != nil {
+				return -1, fmt.Errorf("join init's mount namespace: %w", err)
+			}
+			root, err := unix.Open(rootfs, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return -1, fmt.Errorf("open rootfs %s: %w", rootfs, err)
+			}
+			defer unix.Close(root)
+			src, err := unix.Openat2(root, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
+			if err != nil {
+				return -1, err
+			}
+			defer unix.Close(src)
+			flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC | unix.AT_EMPTY_PATH)
+			if recursive {
+				flags |= unix.AT_RECURSIVE
+			}
+			return unix.OpenTree(src, "", flags)
+		}()
+		done <- result{fd, err}
+	}()
+	r := <-done
+	if r.err != nil {
+		return nil, r.err
+	}
+	return os.NewFile(uintptr(r.fd), "mount source "+rel), nil
+}
+
+// mountTrees are init's side of the mount sources: the trees received
+// with the config, by index in Config.Mounts, and the late ones, asked
+// for over sock when their mount is made.
+type mountTrees struct {
+	files map[int]*os.File
+	late  []int
+	sock  *syncSocket
+}
+
+// get returns the tree of mount i, nil for a mount without one.
+func (t *mountTrees) get(i int) (*os.File, error) {
+	if t == nil {
+		return nil, nil
+	}
+	if f := t.files[i]; f != nil || !slices.Contains(t.late, i) {
+		return f, nil
+	}
+	if err := t.sock.send(syncMsg{Type: syncMountSource, Source: &i}); err != nil {
+		return nil, err
+	}
+	if _, err := t.sock.expect(syncMountSource); err != nil {
+		return nil, err
+	}
+	got, err := recvMountSources(t.sock, []int{i})
+	if err != nil {
+		return nil, err
+	}
+	if t.files == nil {
+		t.files = map[int]*os.File{}
+	}
+	t.files[i] = got[i]
+	return got[i], nil
+}
+
+func (t *mountTrees) close() {
+	if t == nil {
+		return
+	}
+	for _, f := range t.files {
+		f.Close()
+	}
 }
 
 // checkIDMap refuses what the kernel would, with the reason.

@@ -89,7 +89,7 @@ type rootfsMounter struct {
 // with the host's /proc still visible, and returns the rootfs's host path,
 // symlinks resolved. trees are the source trees the runtime opened, by
 // index in cfg.Mounts (mountsrc_linux.go).
-func prepareRootfs(cfg *Config, trees map[int]*os.File) (string, error) {
+func prepareRootfs(cfg *Config, trees *mountTrees) (string, error) {
 	path, err := resolveRootfs(cfg.Rootfs)
 	if err != nil {
 		if ns, _ := cfg.NamespaceOf(NEWNS); ns.Path != "" && errors.Is(err, os.ErrNotExist) {
@@ -141,11 +141,15 @@ func prepareRootfs(cfg *Config, trees map[int]*os.File) (string, error) {
 
 // mountAll makes cfg.Mounts, in order, and then /dev, under the rootfs at
 // path (root is a handle on it).
-func mountAll(cfg *Config, path string, root *os.File, trees map[int]*os.File) error {
+func mountAll(cfg *Config, path string, root *os.File, trees *mountTrees) error {
 	_, userns := cfg.NamespaceOf(NEWUSER)
 	r := &rootfsMounter{cfg: cfg, path: path, root: root, userns: userns}
 	for i, m := range cfg.Mounts {
-		if err := r.mountEntry(m, trees[i]); err != nil {
+		tree, err := trees.get(i)
+		if err != nil {
+			return err
+		}
+		if err := r.mountEntry(m, tree); err != nil {
 			return err
 		}
 	}

@@ -72,7 +72,7 @@ func checkSharedMountNS(cfg *Config) error {
 // mount namespace: the mounts and /dev under the rootfs, nothing else. It
 // returns the rootfs's path, symlinks resolved. trees are as for
 // prepareRootfs.
-func prepareSharedRootfs(cfg *Config, trees map[int]*os.File) (string, error) {
+func prepareSharedRootfs(cfg *Config, trees *mountTrees) (string, error) {
 	if err := checkSharedMountNS(cfg); err != nil {
 		return "", err
 	}

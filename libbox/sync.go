@@ -42,6 +42,10 @@ package libbox
 //	helper  mount-done    mountReply              done; "open-tree" is followed by a
 //	                                              1-byte packet with the tree; the
 //	                                              helper exits (or: error)
+//	init    mount-source  Source (an index)       the tree of a mount in LateSources, now
+//	parent  mount-source  -, then a 1-byte        (or: error; init exits)
+//	                      packet with the tree
+//	                      (SCM_RIGHTS)
 //	init    log           Log {level, msg}        something init (or an exec'd process)
 //	                                              logged during set-up, at or above the
 //	                                              config's LogLevel; the parent hands
@@ -79,6 +83,10 @@ const (
 	syncMountOp   syncType = "mount-op"
 	syncMountDone syncType = "mount-done"
 	syncLog       syncType = "log"
+	// syncMountSource: init asks for the tree of mount Source (one of
+	// initConfig.LateSources); the parent answers mount-source and the
+	// tree, in a 1-byte packet (SCM_RIGHTS), or error.
+	syncMountSource syncType = "mount-source"
 	// syncHeldFds precedes the descriptors init hands the parent to hold
 	// (initConfig.SendHeld); Held is their number.
 	syncHeldFds syncType = "held-fds"
@@ -101,6 +109,7 @@ type syncMsg struct {
 	MountDone *mountReply `json:"mountDone,omitempty"`
 	Log       *logEntry   `json:"log,omitempty"`
 	Held      int         `json:"held,omitempty"`
+	Source    *int        `json:"source,omitempty"`
 }
 
 // logEntry is one message init logged; Level is a logrus level name.
@@ -124,6 +133,9 @@ type initConfig struct {
 	// MountSources are the indexes in Config.Mounts of the source trees
 	// sent right after this message (mountsrc_linux.go).
 	MountSources []int `json:"mountSources,omitempty"`
+	// LateSources are the indexes of the mounts whose trees init asks
+	// for when it makes them (mount-source; mountsrc_linux.go).
+	LateSources []int `json:"lateSources,omitempty"`
 	// NewUTSNS: whether init made its UTS namespace itself (false when it
 	// joined an existing one or shares the host's).
 	NewUTSNS bool `json:"newUTSNS"`

@@ -169,6 +169,32 @@ rootful_userns() {
 	[ "$(stat -c %u "$src/made-inside")" = 0 ]
 }
 
+@test "userns: an idmapped mount of a source inside the rootfs follows the mounts before it, and stays inside the rootfs" {
+	requires root
+	skip_if_runc "runc 1.1.5 has no idmapped mounts (1.2 has)"
+	rootful_userns
+	update_config '.root.readonly = false'
+	local src="$BATS_TEST_TMPDIR/early" rootfs="$BUNDLE/rootfs"
+	mkdir -p "$src" "$rootfs/mnt"
+	echo from-early >"$src/file"
+	chown 0:0 "$src" "$src/file"
+	# A source that only an earlier mount of the config makes (runc's
+	# suite: "mount order, container idmap source"), and one through a
+	# symlink of the container's own files to /etc: resolved inside the
+	# rootfs, it is the rootfs's /etc, never the host's.
+	ln -sfn /etc "$rootfs/escape"
+	echo rootfs-etc >"$rootfs/etc/nbx-marker"
+	update_config '.mounts += [
+		{destination: "/mnt", type: "bind", source: $s, options: ["rbind"]},
+		{destination: "/final", type: "bind", source: $m, options: ["rbind", "idmap"]},
+		{destination: "/esc", type: "bind", source: $e, options: ["rbind", "idmap"]}]' \
+		"$BUNDLE" --arg s "$src" --arg m "$rootfs/mnt" --arg e "$rootfs/escape"
+	run_sh 'cat /final/file; stat -c %u /mnt/file /final/file; cat /esc/nbx-marker; test -e /esc/debian_version && echo host-etc; true'
+	[ "$status" -eq 0 ]
+	# Host root is nobody through the plain bind, 0 through the idmapped one.
+	[ "$output" = "$(printf 'from-early\n65534\n0\nrootfs-etc')" ]
+}
+
 @test "userns: an idmapped mount without a user namespace or mappings, or rootless, is refused" {
 	skip_if_runc "runc 1.1.5 has no idmapped mounts (1.2 has)"
 	update_config '.mounts += [{destination: "/idm", type: "bind", source: $s, options: ["bind", "idmap"]}]' "$BUNDLE" --arg s "$BATS_TEST_TMPDIR"
