@@ -78,9 +78,9 @@ type CreateOpts struct {
 	// pause makes a container with no program start the pause as its pid
 	// 1 (a persistent sandbox, deferred_linux.go).
 	pause bool
-	// earlyFilters lets a deferred init apply its filters before it waits
-	// for its program (deferred_linux.go): set only for profiles known to
-	// allow what the Go runtime may do while init waits.
+	// earlyFilters lets init apply its filters before it waits for start
+	// (deferred_linux.go): set only for profiles known to allow what the
+	// Go runtime may do while init waits.
 	earlyFilters bool
 	// holdRefs keeps in the Container (takeHeld) references whose last
 	// close would otherwise fall on the program's execve or exit: what
@@ -318,6 +318,12 @@ func (c *Container) lock() (*os.File, error) {
 // Start lets a created container's init execute the user program.
 func (c *Container) Start() error {
 	return c.startWith([]byte{startByte}, true)
+}
+
+// startCreated is Start for the handle Create returned, whose state this
+// process wrote: it is not read back (a sandbox's start, in-process).
+func (c *Container) startCreated() error {
+	return c.startWith([]byte{startByte}, false)
 }
 
 // startWith writes msg, the start byte or a start message

@@ -243,8 +243,12 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			return err
 		}
 	}
-	early := deferred && !ic.Pause && ic.EarlyFilters && pe.as == nil
-	if early && ic.Waiter && len(cfg.Hooks.StartContainer) == 0 && (pe.filters == nil || pe.filters.landlockFd < 0) {
+	// A sandbox with a built-in profile applies its filters once it is
+	// ready, while the runtime records the state and starts it
+	// (deferred_linux.go): a program given at create gains that overlap
+	// too.
+	early := !ic.Pause && ic.EarlyFilters && pe.as == nil
+	if early && deferred && ic.Waiter && len(cfg.Hooks.StartContainer) == 0 && (pe.filters == nil || pe.filters.landlockFd < 0) {
 		// The waiter sends ready (waiter_linux.go); when it cannot run,
 		// init goes on here, its filters applied.
 		early = false

@@ -634,7 +634,7 @@ func (s *Sandbox) create(args []string, rio *runIO) (in *instance, retErr error)
 
 // start lets the program run; it returns once the program was executed.
 func (in *instance) start() error {
-	if err := in.ctr.Start(); err != nil {
+	if err := in.ctr.startCreated(); err != nil {
 		var w *WarningError
 		if !errors.As(err, &w) {
 			return fmt.Errorf("start sandbox: %w", err)

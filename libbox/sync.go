@@ -153,7 +153,7 @@ type initConfig struct {
 	// Pause: a container with no program starts the pause (a persistent
 	// sandbox's pid 1, deferred_linux.go).
 	Pause bool `json:"pause,omitempty"`
-	// EarlyFilters: a deferred init applies its filters before it waits
+	// EarlyFilters: init applies its filters before it waits for start
 	// (CreateOpts.earlyFilters).
 	EarlyFilters bool `json:"earlyFilters,omitempty"`
 	// SendHeld: init sends the parent, before ready, the descriptors
