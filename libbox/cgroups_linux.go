@@ -208,17 +208,17 @@ func applyCgroup(id string, cfg *Config, rootless bool, pid int, log Logger) (*c
 	if err != nil {
 		return nil, err
 	}
-	return applyCgroupSpec(id, cg, rootless, pid, log)
+	return applyCgroupSpec(id, cg, cfg.V1Hierarchies, rootless, pid, log)
 }
 
 // applyCgroupSpec is applyCgroup with the cgroup's spec (cgroupSpec)
-// already made.
-func applyCgroupSpec(id string, cg *cgroups.Cgroup, rootless bool, pid int, log Logger) (*cgroupHandle, error) {
+// already made; only are Config.V1Hierarchies.
+func applyCgroupSpec(id string, cg *cgroups.Cgroup, only []string, rootless bool, pid int, log Logger) (*cgroupHandle, error) {
 	need := requiredControllers(cg.Resources)
 	if len(cg.Resources.Unified) > 0 && !cgroups.IsCgroup2UnifiedMode() {
 		return nil, errors.New("invalid configuration: linux.resources.unified needs a cgroup v2 host, and this one uses cgroup v1 (or the hybrid layout): set the limits through the v1 fields instead")
 	}
-	m, err := newCgroupManager(cg)
+	m, err := newCgroupManager(cg, only)
 	if err != nil {
 		return nil, fmt.Errorf("cgroup: %w", err)
 	}
@@ -260,7 +260,7 @@ var v1Subsystems = []string{
 // rules are enforced (a missing devices cgroup is an error, for security,
 // as in the library). Absolute paths, systemd and cgroup v2 are left to
 // the library, which reads /proc/self/cgroup at most once for them.
-func newCgroupManager(cg *cgroups.Cgroup) (cgroups.Manager, error) {
+func newCgroupManager(cg *cgroups.Cgroup, only []string) (cgroups.Manager, error) {
 	if cg.Systemd || cgroups.IsCgroup2UnifiedMode() {
 		return manager.New(cg)
 	}
@@ -273,6 +273,9 @@ func newCgroupManager(cg *cgroups.Cgroup) (cgroups.Manager, error) {
 		return nil, err
 	}
 	names := v1Subsystems
+	if only != nil {
+		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !slices.Contains(only, n) })
+	}
 	if cgroups.IsCgroup2HybridMode() {
 		names = append(slices.Clip(names), "")
 	}
@@ -425,7 +428,7 @@ func cgroupBeforeInit(id string, cfg *Config, rootless bool, log Logger) (b *bor
 		return nil, false, nil
 	}
 	b = &bornCgroup{}
-	b.h, err = applyCgroupSpec(id, cg, rootless, -1, log)
+	b.h, err = applyCgroupSpec(id, cg, cfg.V1Hierarchies, rootless, -1, log)
 	if err != nil || b.h == nil {
 		return b, true, err
 	}

@@ -391,7 +391,7 @@ func TestNewCgroupManager(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: library: %v", name, err)
 		}
-		got, err := newCgroupManager(spec())
+		got, err := newCgroupManager(spec(), nil)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -399,10 +399,39 @@ func TestNewCgroupManager(t *testing.T) {
 			t.Errorf("%s: paths\n%v\nthe library's\n%v", name, got.GetPaths(), want.GetPaths())
 		}
 	}
+	// Only the hierarchies asked for (a sandbox's), each at the path the
+	// library would give it; the v2 mount of a hybrid host too.
+	if !cgroups.IsCgroup2UnifiedMode() {
+		cg, _ := cgroupSpec("c1", &Config{}, false)
+		all, err := manager.New(cg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		some, err := newCgroupManager(cg, sandboxV1Hierarchies)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, p := range some.GetPaths() {
+			if name != "" && !slices.Contains(sandboxV1Hierarchies, name) {
+				t.Errorf("hierarchy %s (%s) was not asked for", name, p)
+			}
+			if p != all.GetPaths()[name] {
+				t.Errorf("hierarchy %s at %s, the library's at %s", name, p, all.GetPaths()[name])
+			}
+		}
+		for _, name := range sandboxV1Hierarchies {
+			if _, mounted := all.GetPaths()[name]; mounted && some.GetPaths()[name] == "" {
+				t.Errorf("hierarchy %s asked for and mounted, but left out", name)
+			}
+		}
+		if _, hybrid := all.GetPaths()[""]; hybrid && some.GetPaths()[""] == "" {
+			t.Error("the hybrid host's cgroup2 mount was left out")
+		}
+	}
 	cg, _ := cgroupSpec("c1", &Config{}, false)
 	both := cg
 	both.Path = "x"
-	if _, err := newCgroupManager(both); err == nil {
+	if _, err := newCgroupManager(both, nil); err == nil {
 		t.Error("Path with Name: no error")
 	}
 	if cgroups.IsCgroup2UnifiedMode() {
@@ -428,7 +457,7 @@ func TestNewCgroupManager(t *testing.T) {
 	}
 	cg, _ = cgroupSpec("c1", &Config{}, false)
 	before := syscr()
-	if _, err := newCgroupManager(cg); err != nil {
+	if _, err := newCgroupManager(cg, nil); err != nil {
 		t.Fatal(err)
 	}
 	// (Reading /proc/self/io itself is a read or two.)

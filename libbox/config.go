@@ -108,6 +108,13 @@ type Config struct {
 	// limit. DefaultDeviceRules are always allowed after the rules given
 	// here. Limits that cannot be enforced fail the create.
 	Resources *cgroups.Resources `json:"resources,omitempty"`
+	// V1Hierarchies, on a cgroup v1 (or hybrid) host, are the only
+	// hierarchies the container is placed in, by the names of
+	// /proc/self/cgroup ("memory", "pids", "name=systemd"); nil places it
+	// in every one that is mounted, as runc does. A sandbox asks for the
+	// ones its limits, report and kill use (sandboxV1Hierarchies). The
+	// paths made are in the state; this list is not.
+	V1Hierarchies []string `json:"-"`
 }
 
 // NamespaceType names a Linux namespace the way the OCI spec does.

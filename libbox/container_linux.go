@@ -532,7 +532,25 @@ func (c *Container) Signal(sig unix.Signal, all bool) error {
 // Delete removes a stopped or created container; force also kills a
 // running one. Poststop hooks run last; their failure is a warning.
 func (c *Container) Delete(force bool) error {
-	lock, err := c.lock()
+	return c.deleteWith(force, true)
+}
+
+// deleteCreated is Delete(true) for the handle Create returned, as
+// startCreated: what delete uses of the state (the id, init, the cgroup,
+// the namespaces and hooks) does not change after create, so it is not
+// read back (the teardown of a sandbox's run, in-process).
+func (c *Container) deleteCreated() error {
+	return c.deleteWith(true, false)
+}
+
+func (c *Container) deleteWith(force, reread bool) error {
+	var lock *os.File
+	var err error
+	if reread {
+		lock, err = c.lock()
+	} else {
+		lock, err = lockDir(c.dir)
+	}
 	if err != nil {
 		return err
 	}

@@ -132,6 +132,15 @@ type idMapping struct {
 	hostUID, hostGID uint32
 }
 
+// sandboxV1Hierarchies are the cgroup v1 hierarchies a sandbox is placed
+// in: those of its limits (memory, pids, cpu), of its report (memory's
+// peak and OOM kills, cpuacct's usage), of pause and kill (freezer), and
+// devices, which holds its device rules. The others (cpuset, blkio,
+// perf_event, name=systemd, ...) would each cost a directory made and
+// removed, and files written, for nothing a sandbox uses; there it stays
+// in the caller's cgroups, as under bubblewrap or isolate's rlimits.
+var sandboxV1Hierarchies = []string{"memory", "pids", "cpu", "cpuacct", "freezer", "devices"}
+
 // containerConfig is the Config for one run of args: everything but the
 // per-run annotations. Its slices are shared between runs and never
 // modified.
@@ -144,6 +153,7 @@ func (s *Sandbox) containerConfig(args []string) *Config {
 		Seccomp:           s.seccomp,
 		Landlock:          o.Landlock,
 		Resources:         s.plan.resources,
+		V1Hierarchies:     sandboxV1Hierarchies,
 		Annotations:       map[string]string{},
 		Network:           s.networkConfig(),
 	}

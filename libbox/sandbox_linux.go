@@ -420,6 +420,8 @@ func (s *Sandbox) run(ctx context.Context, args []string, rio runIO) (*Result, e
 		rio.out.wait()
 		return s.setupFailure(in, err), err
 	}
+	// Nothing else knows this sandbox: its handle is its state.
+	in.ownState = true
 	defer in.destroy()
 	if err := in.start(); err != nil {
 		_ = in.destroy()
@@ -487,6 +489,9 @@ type instance struct {
 	initCPU       cpuSample
 	initCgroupCPU cpuSample
 	destroyed     bool
+	// ownState: the container was made by this run, and its handle is
+	// used as it is to start and delete it (startCreated, deleteCreated).
+	ownState bool
 	// killReq, when closed, kills the sandbox (Child.Kill).
 	killReq <-chan struct{}
 	// execPid and killFn, for a process exec'd in a persistent sandbox
@@ -634,7 +639,11 @@ func (s *Sandbox) create(args []string, rio *runIO) (in *instance, retErr error)
 
 // start lets the program run; it returns once the program was executed.
 func (in *instance) start() error {
-	if err := in.ctr.startCreated(); err != nil {
+	start := in.ctr.Start
+	if in.ownState {
+		start = in.ctr.startCreated
+	}
+	if err := start(); err != nil {
 		var w *WarningError
 		if !errors.As(err, &w) {
 			return fmt.Errorf("start sandbox: %w", err)
@@ -911,7 +920,11 @@ func (in *instance) destroy() error {
 	in.stats.close()
 	in.reapInit()
 	if in.ctr != nil {
-		if derr := in.ctr.Delete(true); derr != nil {
+		del := in.ctr.Delete
+		if in.ownState {
+			del = func(bool) error { return in.ctr.deleteCreated() }
+		}
+		if derr := del(true); derr != nil {
 			var w *WarningError
 			if !errors.As(derr, &w) {
 				err = derr
