@@ -226,20 +226,32 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 	if cfg, err = withNetworkFiles(dir, cfg); err != nil {
 		return nil, err
 	}
-	p, err = startInit(r, id, dir, cfg, opts)
+	// The state is written while init sets the container up, and put
+	// in place once it is ready: off the critical path of a create.
+	var state *pendingFile
+	defer func() {
+		if retErr != nil {
+			state.discard()
+		}
+	}()
+	p, err = startInit(r, id, dir, cfg, opts, func(p *initProcess) error {
+		c.st = &persisted{
+			ID:            id,
+			InitPid:       p.pid,
+			InitStartTime: p.startTime,
+			Created:       p.created,
+			Owner:         p.owner,
+			Config:        cfg,
+			CgroupPaths:   p.cgroup.paths(),
+		}
+		var err error
+		state, err = prepareState(dir, c.st, !r.ephemeral)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	c.st = &persisted{
-		ID:            id,
-		InitPid:       p.pid,
-		InitStartTime: p.startTime,
-		Created:       p.created,
-		Owner:         p.owner,
-		Config:        cfg,
-		CgroupPaths:   p.cgroup.paths(),
-	}
-	if err := writeState(dir, c.st, !r.ephemeral); err != nil {
+	if err := state.commit(); err != nil {
 		return nil, err
 	}
 	c.held, p.held = p.held, nil
@@ -644,8 +656,10 @@ type initProcess struct {
 // startInit re-executes the runtime binary as the container's init, creates
 // or joins its namespaces (nsenter, before the Go runtime of init starts),
 // writes its id maps, sends it the config and serves its requests until it
-// reports that the container is set up. On error init is dead and reaped.
-func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *initProcess, retErr error) {
+// reports that the container is set up; configSent is called once init has
+// its config (and is setting the container up). On error init is dead and
+// reaped.
+func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts, configSent func(*initProcess) error) (_ *initProcess, retErr error) {
 	cloneFlags, joins, err := namespaceFlags(cfg)
 	if err != nil {
 		return nil, err
@@ -779,6 +793,9 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts) (_ *ini
 		return nil, err
 	}
 	if err := sendMountSources(child.sock, srcs); err != nil {
+		return nil, err
+	}
+	if err := configSent(p); err != nil {
 		return nil, err
 	}
 	err = child.serve(func(m syncMsg) (bool, error) {

@@ -80,24 +80,39 @@ func idChar(c byte) bool {
 
 // writeState stores st atomically (see writeFileAtomic), durable or not.
 func writeState(dir string, st *persisted, durable bool) error {
-	b, err := json.Marshal(st)
-	if err != nil {
-		return fmt.Errorf("encode state: %w", err)
-	}
-	if err := writeFileAtomic(dir, stateFile, b, durable); err != nil {
-		return fmt.Errorf("write state: %w", err)
-	}
-	return nil
-}
-
-// writeFileAtomic stores b as dir/name: a temp file in the same directory,
-// renamed over name (never rewritten in place). durable: the file is
-// fsynced before the rename, and the directory after it, so that the
-// rename itself survives a crash of the host.
-func writeFileAtomic(dir, name string, b []byte, durable bool) error {
-	f, err := os.CreateTemp(dir, "."+name+"-*")
+	pf, err := prepareState(dir, st, durable)
 	if err != nil {
 		return err
+	}
+	return pf.commit()
+}
+
+// prepareState is the first half of writeState: the state encoded and
+// written (fsynced when durable) to a temp file, which only commit puts
+// in place. Create prepares it while init sets the container up.
+func prepareState(dir string, st *persisted, durable bool) (*pendingFile, error) {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, fmt.Errorf("encode state: %w", err)
+	}
+	pf, err := prepareFile(dir, stateFile, b, durable)
+	if err != nil {
+		return nil, fmt.Errorf("write state: %w", err)
+	}
+	return pf, nil
+}
+
+// pendingFile is a file written beside the one it is to replace.
+type pendingFile struct {
+	dir, name, tmp string
+	durable        bool
+}
+
+// prepareFile writes b to a temp file in dir, fsynced when durable.
+func prepareFile(dir, name string, b []byte, durable bool) (*pendingFile, error) {
+	f, err := os.CreateTemp(dir, "."+name+"-*")
+	if err != nil {
+		return nil, err
 	}
 	tmp := f.Name()
 	if _, err = f.Write(b); err == nil && durable {
@@ -106,17 +121,43 @@ func writeFileAtomic(dir, name string, b []byte, durable bool) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
-	}
 	if err != nil {
 		_ = os.Remove(tmp)
-		return err
+		return nil, err
 	}
-	if !durable {
+	return &pendingFile{dir: dir, name: name, tmp: tmp, durable: durable}, nil
+}
+
+// commit renames the temp file over the file (and, durable, fsyncs the
+// directory, so that the rename survives a crash of the host).
+func (pf *pendingFile) commit() error {
+	if err := os.Rename(pf.tmp, filepath.Join(pf.dir, pf.name)); err != nil {
+		_ = os.Remove(pf.tmp)
+		return fmt.Errorf("write %s: %w", pf.name, err)
+	}
+	if !pf.durable {
 		return nil
 	}
-	return syncDir(dir)
+	return syncDir(pf.dir)
+}
+
+// discard removes the temp file.
+func (pf *pendingFile) discard() {
+	if pf != nil {
+		_ = os.Remove(pf.tmp)
+	}
+}
+
+// writeFileAtomic stores b as dir/name: a temp file in the same directory,
+// renamed over name (never rewritten in place). durable: the file is
+// fsynced before the rename, and the directory after it, so that the
+// rename itself survives a crash of the host.
+func writeFileAtomic(dir, name string, b []byte, durable bool) error {
+	pf, err := prepareFile(dir, name, b, durable)
+	if err != nil {
+		return err
+	}
+	return pf.commit()
 }
 
 // syncDir fsyncs a directory: what makes a rename in it durable. A

@@ -103,6 +103,22 @@ add_hook() {
 	[ "$(cat "$OUT/createContainer.cwd")" = "$(realpath "$BUNDLE/rootfs")" ]
 }
 
+@test "hooks: while init sets up, the state is written but not in place; create puts it there" {
+	skip_if_runc "runc writes its state only once init is ready"
+	# A createContainer hook runs in init before ready (the host's paths
+	# still visible): the state is in a temp file then, not state.json, so
+	# nobody reads a container that is not created yet.
+	update_config '.hooks.createContainer = [{path: "/bin/sh", args: ["sh", "-c", "test ! -e \($d)/state.json && ls -a \($d) > \($o)/seen"]}]' \
+		"$BUNDLE" --arg d "$ROOT/$CID" --arg o "$OUT"
+	runtime_ok create -b "$BUNDLE" "$CID"
+	grep -q '^\.state\.json-' "$OUT/seen"
+	# Once create returned: state.json, and no temp file left.
+	[ -s "$ROOT/$CID/state.json" ]
+	! ls -a "$ROOT/$CID" | grep -q '^\.state\.json-'
+	testcontainer "$CID" created
+	runtime_ok delete "$CID"
+}
+
 @test "hooks: a failing startContainer hook fails start, which exits non-zero with its error" {
 	skip_if_runc "runc 1.1.5's start exits 0: its init can no longer report after the start"
 	add_hook startContainer fail
