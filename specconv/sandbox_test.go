@@ -54,6 +54,12 @@ func TestSandboxSpecRoundTrip(t *testing.T) {
 				t.Errorf("resources:\n got %+v\nwant %+v", back.Resources, cfg.Resources)
 			}
 			back.Resources, cfg.Resources = nil, nil
+			// The sandbox's few cgroup v1 hierarchies are its own choice:
+			// a bundle's container goes in every one, as under runc.
+			if back.V1Hierarchies != nil {
+				t.Errorf("V1Hierarchies from a spec: %v", back.V1Hierarchies)
+			}
+			cfg.V1Hierarchies = nil
 			// The Landlock policy travels as an annotation, which FromSpec
 			// keeps besides converting it.
 			delete(back.Annotations, LandlockAnnotation)
