@@ -126,6 +126,11 @@ func sendfileAll(out, in int) error {
 // start-up time for a process that lives a few milliseconds.
 const initGODEBUG = "GODEBUG=containermaxprocs=0,updatemaxprocs=0"
 
+// initGOMAXPROCS: init's work is one sequence of system calls; with one P
+// its Go runtime starts fewer threads, each a clone at its start and one
+// more for the kernel to kill and wait for at its execve.
+const initGOMAXPROCS = "GOMAXPROCS=1"
+
 // lookPathHost finds a helper program on the host.
 func lookPathHost(name string) (string, error) {
 	for _, dir := range []string{"/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin"} {

@@ -116,6 +116,7 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 		nsenter.EnvInitPipe + "=" + strconv.Itoa(syncFd),
 		nsenter.EnvNFds + "=" + strconv.Itoa(len(s.files)),
 		initGODEBUG,
+		initGOMAXPROCS,
 	}
 	p.stage, err = startPinned(s.affinity, func() (*os.Process, error) {
 		exe, argv := "/proc/self/fd/"+strconv.Itoa(p.exeFd), []string{"nanobox-runc", "init"}
