@@ -62,6 +62,10 @@ func setScheduler(s *Scheduler) error {
 	case errors.Is(err, unix.EPERM) && (s.Policy == unix.SCHED_FIFO || s.Policy == unix.SCHED_RR):
 		return fmt.Errorf("%w: a real-time policy needs CAP_SYS_NICE in the host's user namespace (root without a user namespace) or RLIMIT_RTPRIO in process.rlimits, and, on a kernel with real-time group scheduling (cgroup v1 cpu.rt_runtime_us), a real-time budget for the container's cgroup: linux.resources.cpu.realtimeRuntime", err)
 	case errors.Is(err, unix.EPERM) && s.Policy == unix.SCHED_DEADLINE:
+		if have, online, narrowed := affinityNarrowed(); narrowed {
+			// runc's words, which its suite and callers match.
+			return fmt.Errorf("process scheduler can't be used together with AllowedCPUs: SCHED_DEADLINE needs a CPU affinity spanning every CPU, and the container's has %d of %d (linux.resources.cpu.cpus or execCPUAffinity): %w", have, online, err)
+		}
 		return fmt.Errorf("%w: SCHED_DEADLINE needs CAP_SYS_NICE in the host's user namespace (root without a user namespace), a CPU affinity spanning the whole root domain, and no real-time group scheduling limit on the cgroup", err)
 	case errors.Is(err, unix.EPERM):
 		return fmt.Errorf("%w: a nice value below the current one needs CAP_SYS_NICE in the host's user namespace (root without a user namespace) or RLIMIT_NICE in process.rlimits", err)
@@ -75,6 +79,28 @@ func setScheduler(s *Scheduler) error {
 		return fmt.Errorf("%w: the kernel refuses these attributes (priority is 1-99 for SCHED_FIFO and SCHED_RR, 0 otherwise; flags %#x)", err, s.Flags)
 	}
 	return err
+}
+
+// affinityNarrowed reports whether the calling thread may run on fewer
+// CPUs than are online (a cpuset, an affinity): the CPUs it has, and the
+// online ones, counted from /proc/stat (procfs is the container's, and
+// lists every online CPU whatever the cpuset).
+func affinityNarrowed() (have, online int, narrowed bool) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return 0, 0, false
+	}
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "cpu"); ok && rest != "" && rest[0] >= '0' && rest[0] <= '9' {
+			online++
+		}
+	}
+	have = set.Count()
+	return have, online, online > 0 && have < online
 }
 
 // ioprioWhoProcess is IOPRIO_WHO_PROCESS (linux/ioprio.h).

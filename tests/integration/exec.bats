@@ -315,6 +315,20 @@ process_json() {
 	[[ "$output" == *"process.scheduler.nice 25 is out of range -20 to 19"* ]]
 }
 
+@test "config: SCHED_DEADLINE with a cpuset narrower than the host is refused in runc's words" {
+	requires root
+	[ "$(nproc --all)" -gt 1 ] || skip "needs more than one CPU"
+	update_config '.linux.resources.cpu.cpus = "0"
+		| .process.scheduler = {policy: "SCHED_DEADLINE", nice: 19, runtime: 42000, deadline: 1000000, period: 1000000}'
+	set_args true
+	runtime run -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	# runc's suite (scheduler.bats "scheduler vs cpus") matches this.
+	[[ "$output" == *"process scheduler can't be used together with AllowedCPUs"* ]]
+	[[ "$output" == *"has 1 of $(nproc --all)"* ]]
+	assert_nothing_left "$CID"
+}
+
 @test "exec --debug: logs the affinity execCPUAffinity.initial gives before the cgroup, as runc's nsexec" {
 	requires nanobox # the wording of the log line
 	local cpus first last mask proc="$BATS_TEST_TMPDIR/process.json"
