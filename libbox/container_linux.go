@@ -300,6 +300,15 @@ func ownerName() string {
 	return strconv.Itoa(uid)
 }
 
+// lockMaybeReread is lock, or with reread false only the lock: c's state
+// is used as it is (a handle from Create, whose state this process wrote).
+func (c *Container) lockMaybeReread(reread bool) (*os.File, error) {
+	if reread {
+		return c.lock()
+	}
+	return lockDir(c.dir)
+}
+
 // lock takes the container's lock and rereads its state: what was loaded
 // before may be stale (the container deleted, or made again with the same
 // id, in the meantime).
@@ -344,13 +353,7 @@ func (c *Container) startCreated() error {
 // changed since c was loaded); without, c's is used as it is (a handle
 // from Create, for a start that costs as little as it can).
 func (c *Container) startWith(msg []byte, reread bool) error {
-	var lock *os.File
-	var err error
-	if reread {
-		lock, err = c.lock()
-	} else {
-		lock, err = lockDir(c.dir)
-	}
+	lock, err := c.lockMaybeReread(reread)
 	if err != nil {
 		return err
 	}
@@ -556,13 +559,7 @@ func (c *Container) deleteCreated() error {
 }
 
 func (c *Container) deleteWith(force, reread bool) error {
-	var lock *os.File
-	var err error
-	if reread {
-		lock, err = c.lock()
-	} else {
-		lock, err = lockDir(c.dir)
-	}
+	lock, err := c.lockMaybeReread(reread)
 	if err != nil {
 		return err
 	}
