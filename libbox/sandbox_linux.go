@@ -490,7 +490,8 @@ type instance struct {
 	initCgroupCPU cpuSample
 	destroyed     bool
 	// ownState: the container was made by this run, and its handle is
-	// used as it is to start and delete it (startCreated, deleteCreated).
+	// used as it is to start and delete it (startWith, deleteWith without
+	// reading the state back).
 	ownState bool
 	// killReq, when closed, kills the sandbox (Child.Kill).
 	killReq <-chan struct{}
@@ -639,11 +640,7 @@ func (s *Sandbox) create(args []string, rio *runIO) (in *instance, retErr error)
 
 // start lets the program run; it returns once the program was executed.
 func (in *instance) start() error {
-	start := in.ctr.Start
-	if in.ownState {
-		start = in.ctr.startCreated
-	}
-	if err := start(); err != nil {
+	if err := in.ctr.startWith([]byte{startByte}, !in.ownState); err != nil {
 		var w *WarningError
 		if !errors.As(err, &w) {
 			return fmt.Errorf("start sandbox: %w", err)
@@ -920,11 +917,7 @@ func (in *instance) destroy() error {
 	in.stats.close()
 	in.reapInit()
 	if in.ctr != nil {
-		del := in.ctr.Delete
-		if in.ownState {
-			del = func(bool) error { return in.ctr.deleteCreated() }
-		}
-		if derr := del(true); derr != nil {
+		if derr := in.ctr.deleteWith(true, !in.ownState); derr != nil {
 			var w *WarningError
 			if !errors.As(derr, &w) {
 				err = derr
