@@ -227,13 +227,9 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 		return nil, err
 	}
 	// The state is written while init sets the container up, and put
-	// in place once it is ready: off the critical path of a create.
+	// in place once it is ready: off the critical path of a create. (On
+	// failure the temp file goes with the directory, below.)
 	var state *pendingFile
-	defer func() {
-		if retErr != nil {
-			state.discard()
-		}
-	}()
 	p, err = startInit(r, id, dir, cfg, opts, func(p *initProcess) error {
 		c.st = &persisted{
 			ID:            id,
@@ -341,12 +337,6 @@ func (c *Container) Start() error {
 	return c.startWith([]byte{startByte}, true)
 }
 
-// startCreated is Start for the handle Create returned, whose state this
-// process wrote: it is not read back (a sandbox's start, in-process).
-func (c *Container) startCreated() error {
-	return c.startWith([]byte{startByte}, false)
-}
-
 // startWith writes msg, the start byte or a start message
 // (deferred_linux.go), into the exec fifo and waits for the program to be
 // executed. reread: the state is read again under the lock (it may have
@@ -403,7 +393,7 @@ func (c *Container) startWith(msg []byte, reread bool) error {
 		return fmt.Errorf("remove exec fifo: %w", err)
 	}
 	if failed != nil {
-		return fmt.Errorf("container %s: %w", c.st.ID, &ProgramError{Err: failed})
+		return fmt.Errorf("container %s: %w", c.st.ID, failed)
 	}
 	if hooks := c.st.Config.Hooks.Poststart; len(hooks) > 0 {
 		// OCI: a failing poststart hook is logged; the container runs on.
@@ -437,7 +427,7 @@ func startFailure(fifo string) error {
 	case n >= 1 && (buf[0] == startByte || buf[0] == startWithProgram):
 		return errors.New("init exited before it could start the program")
 	}
-	return parseStartError(string(buf[:n]))
+	return &ProgramError{Err: parseStartError(string(buf[:n]))}
 }
 
 // ProgramError is why the program did not run once start released init:
@@ -550,14 +540,10 @@ func (c *Container) Delete(force bool) error {
 	return c.deleteWith(force, true)
 }
 
-// deleteCreated is Delete(true) for the handle Create returned, as
-// startCreated: what delete uses of the state (the id, init, the cgroup,
-// the namespaces and hooks) does not change after create, so it is not
-// read back (the teardown of a sandbox's run, in-process).
-func (c *Container) deleteCreated() error {
-	return c.deleteWith(true, false)
-}
-
+// deleteWith is Delete; reread false uses c's state as it is, for the
+// handle Create returned in this process: what delete uses of the state
+// (the id, init, the cgroup, the namespaces and hooks) does not change
+// after create (the teardown of a sandbox's run).
 func (c *Container) deleteWith(force, reread bool) error {
 	lock, err := c.lockMaybeReread(reread)
 	if err != nil {

@@ -141,13 +141,6 @@ func (pf *pendingFile) commit() error {
 	return syncDir(pf.dir)
 }
 
-// discard removes the temp file.
-func (pf *pendingFile) discard() {
-	if pf != nil {
-		_ = os.Remove(pf.tmp)
-	}
-}
-
 // writeFileAtomic stores b as dir/name: a temp file in the same directory,
 // renamed over name (never rewritten in place). durable: the file is
 // fsynced before the rename, and the directory after it, so that the
