@@ -187,10 +187,16 @@ func fatal(err error) {
 
 // fatalWithCode is fatal with exit status code.
 func fatalWithCode(err error, code int) {
+	fatalLine(err, "nanobox-runc: "+err.Error(), code)
+}
+
+// fatalLine logs err to the --log file, prints line on stderr and exits
+// with code.
+func fatalLine(err error, line string, code int) {
 	if logFile != nil {
 		logrus.Error(err)
 	}
-	fmt.Fprintln(os.Stderr, "nanobox-runc:", err)
+	fmt.Fprintln(os.Stderr, line)
 	os.Exit(code)
 }
 

@@ -2,10 +2,8 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
 
-	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
@@ -33,11 +31,7 @@ exits, unless --keep is given.`,
 		if errors.As(err, &pe) {
 			// What init reported, as runc's init prints it on the
 			// container's stderr: one line, no prefix.
-			if logFile != nil {
-				logrus.Error(err)
-			}
-			fmt.Fprintln(os.Stderr, pe.Err)
-			os.Exit(1)
+			fatalLine(err, pe.Err.Error(), 1)
 		}
 		if err != nil {
 			return err
