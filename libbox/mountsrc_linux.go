@@ -83,9 +83,21 @@ func insideRootfs(cfg *Config, src string) (string, bool) {
 	return strings.CutPrefix(filepath.Clean(src), filepath.Clean(cfg.Rootfs)+"/")
 }
 
-// openMountSources clones the trees init needs, in the runtime's mount
-// namespace and with its credentials; initPid is init, whose user
-// namespace an idmapped mount without mappings of its own uses.
+// openMountSources clones the trees init needs, with the runtime's
+// credentials; initPid is init, whose user namespace an idmapped mount
+// without mappings of its own uses.
+//
+// A plain bind source is cloned as init's mount namespace has it (joined
+// on a thread of its own), not as the runtime's does: that namespace was
+// copied into the container's user namespace, so the kernel locked the
+// flags of every mount in it (MNT_LOCK_READONLY, _NOSUID, _NODEV, _NOEXEC,
+// _ATIME, and submounts to their parents), and a clone keeps the locks. A
+// clone of the runtime's own mount would carry none, and the container's
+// root, which has CAP_SYS_ADMIN over its own mount namespace, could then
+// remount a bind of a read-only or nodev host mount read-write or with
+// devices, or bind it without its submounts and see what they cover. An
+// idmapped tree is cloned in the runtime's namespace: MOUNT_ATTR_IDMAP is
+// set only on a tree the host's user namespace owns.
 func openMountSources(cfg *Config, rootless bool, initPid int) (_ *mountSources, retErr error) {
 	s := &mountSources{}
 	defer func() {
@@ -93,6 +105,7 @@ func openMountSources(cfg *Config, rootless bool, initPid int) (_ *mountSources,
 			s.close()
 		}
 	}()
+	var inInit []int
 	for i := range cfg.Mounts {
 		m := &cfg.Mounts[i]
 		if !needsSourceTree(cfg, m, rootless) {
@@ -101,28 +114,60 @@ func openMountSources(cfg *Config, rootless bool, initPid int) (_ *mountSources,
 		if err := checkIDMap(cfg, m, rootless); err != nil {
 			return nil, fmt.Errorf("mounts[%d] (destination %s): %w", i, m.Destination, err)
 		}
-		if _, inside := insideRootfs(cfg, m.Source); inside && m.IDMap != nil {
+		if m.IDMap == nil {
+			inInit = append(inInit, i)
+			continue
+		}
+		if _, inside := insideRootfs(cfg, m.Source); inside {
 			s.late = append(s.late, i)
 			continue
 		}
-		var flags uint
-		if m.Flags&unix.MS_REC != 0 {
-			flags |= unix.AT_RECURSIVE
-		}
-		fd, err := unix.OpenTree(unix.AT_FDCWD, m.Source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|flags)
+		tree, err := cloneTree(m.Source, m.Flags&unix.MS_REC != 0)
 		if err != nil {
 			return nil, fmt.Errorf("mounts[%d]: open bind source %s: %w", i, m.Source, err)
 		}
-		tree := os.NewFile(uintptr(fd), "mount source "+m.Source)
 		s.index = append(s.index, i)
 		s.files = append(s.files, tree)
-		if m.IDMap != nil {
-			if err := idmapTree(tree, cfg, m.IDMap, initPid); err != nil {
-				return nil, fmt.Errorf("mounts[%d]: idmap %s: %w", i, m.Source, err)
-			}
+		if err := idmapTree(tree, cfg, m.IDMap, initPid); err != nil {
+			return nil, fmt.Errorf("mounts[%d]: idmap %s: %w", i, m.Source, err)
 		}
 	}
+	if len(inInit) == 0 {
+		return s, nil
+	}
+	err := inMountNS(initPid, func() error {
+		for _, i := range inInit {
+			m := &cfg.Mounts[i]
+			tree, err := cloneTree(m.Source, m.Flags&unix.MS_REC != 0)
+			if err != nil {
+				if errors.Is(err, unix.EINVAL) && m.Flags&unix.MS_REC == 0 {
+					err = fmt.Errorf("%w: in a user namespace a non-recursive bind of a directory with mounts below it is refused, as they would uncover what they hide: use \"rbind\"", err)
+				}
+				return fmt.Errorf("mounts[%d]: open bind source %s: %w", i, m.Source, err)
+			}
+			s.index = append(s.index, i)
+			s.files = append(s.files, tree)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// cloneTree clones the mount tree at path, with its submounts when
+// recursive, as a detached mount.
+func cloneTree(path string, recursive bool) (*os.File, error) {
+	flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
+	if recursive {
+		flags |= unix.AT_RECURSIVE
+	}
+	fd, err := unix.OpenTree(unix.AT_FDCWD, path, flags)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), "mount source "+path), nil
 }
 
 // lateMountSource is the tree of mount i, an idmapped mount of a source
@@ -134,7 +179,7 @@ func lateMountSource(cfg *Config, late []int, i *int, initPid int) (*os.File, er
 	}
 	m := &cfg.Mounts[*i]
 	rel, _ := insideRootfs(cfg, m.Source)
-	tree, err := openTreeInMountNS(initPid, filepath.Clean(cfg.Rootfs), rel, m.Flags&unix.MS_REC != 0)
+	tree, err := openTreeInRootfs(initPid, filepath.Clean(cfg.Rootfs), rel, m.Flags&unix.MS_REC != 0)
 	if err != nil {
 		return nil, fmt.Errorf("mounts[%d]: open bind source %s: %w", *i, m.Source, err)
 	}
@@ -145,55 +190,58 @@ func lateMountSource(cfg *Config, late []int, i *int, initPid int) (*os.File, er
 	return tree, nil
 }
 
-// openTreeInMountNS clones the tree at rel under rootfs as the mount
-// namespace of process pid has it, on a thread that joins that namespace
-// and is never used again (no UnlockOSThread: the Go runtime ends the
-// thread with the goroutine). rel is resolved inside the rootfs
+// openTreeInRootfs clones the tree at rel under rootfs as the mount
+// namespace of process pid has it. rel is resolved inside the rootfs
 // (RESOLVE_IN_ROOT): a symlink among the container's files cannot lead
 // the runtime, root on the host, out of it.
-func openTreeInMountNS(pid int, rootfs, rel string, recursive bool) (*os.File, error) {
+func openTreeInRootfs(pid int, rootfs, rel string, recursive bool) (tree *os.File, err error) {
+	err = inMountNS(pid, func() error {
+		root, err := unix.Open(rootfs, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open rootfs %s: %w", rootfs, err)
+		}
+		defer unix.Close(root)
+		fd, err := unix.Openat2(root, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
+		if err != nil {
+			return err
+		}
+		src := os.NewFile(uintptr(fd), rel)
+		defer src.Close()
+		var flags uint
+		if recursive {
+			flags = unix.AT_RECURSIVE
+		}
+		tree, err = openTree(src, flags)
+		return err
+	})
+	return tree, err
+}
+
+// inMountNS runs fn in the mount namespace of process pid, on a thread
+// that joins it and is never used again (no UnlockOSThread: the Go runtime
+// ends the thread with the goroutine), and returns fn's error.
+func inMountNS(pid int, fn func() error) error {
 	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", pid))
 	if err != nil {
-		return nil, fmt.Errorf("open init's mount namespace: %w", err)
+		return fmt.Errorf("open init's mount namespace: %w", err)
 	}
 	defer ns.Close()
-	type result struct {
-		fd  int
-		err error
-	}
-	done := make(chan result, 1)
+	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		fd, err := func() (int, error) {
+		done <- func() error {
+			// setns(CLONE_NEWNS) refuses a thread that shares its
+			// filesystem context (root, cwd) with the others.
 			if err := unix.Unshare(unix.CLONE_FS); err != nil {
-				return -1, fmt.Errorf("unshare CLONE_FS: %w", err)
+				return fmt.Errorf("unshare CLONE_FS: %w", err)
 			}
 			if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNS); err != nil {
-				return -1, fmt.Errorf("join init's mount namespace: %w", err)
+				return fmt.Errorf("join init's mount namespace: %w", err)
 			}
-			root, err := unix.Open(rootfs, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-			if err != nil {
-				return -1, fmt.Errorf("open rootfs %s: %w", rootfs, err)
-			}
-			defer unix.Close(root)
-			src, err := unix.Openat2(root, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
-			if err != nil {
-				return -1, err
-			}
-			defer unix.Close(src)
-			flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC | unix.AT_EMPTY_PATH)
-			if recursive {
-				flags |= unix.AT_RECURSIVE
-			}
-			return unix.OpenTree(src, "", flags)
+			return fn()
 		}()
-		done <- result{fd, err}
 	}()
-	r := <-done
-	if r.err != nil {
-		return nil, r.err
-	}
-	return os.NewFile(uintptr(r.fd), "mount source "+rel), nil
+	return <-done
 }
 
 // mountTrees are init's side of the mount sources: the trees received

@@ -60,9 +60,23 @@ func TestMountErrorFormat(t *testing.T) {
 }
 
 func TestStatfsMountFlags(t *testing.T) {
-	got := statfsMountFlags(unix.ST_RDONLY | unix.ST_NODEV | unix.ST_RELATIME | unix.ST_NOEXEC)
-	if want := uintptr(unix.MS_RDONLY | unix.MS_NODEV | unix.MS_NOEXEC); got != want {
-		t.Errorf("got %#x, want %#x", got, want)
+	for _, c := range []struct {
+		st    int64
+		want  uintptr
+		names string
+	}{
+		{unix.ST_RDONLY | unix.ST_NODEV | unix.ST_RELATIME | unix.ST_NOEXEC, unix.MS_RDONLY | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_RELATIME, "ro,nodev,noexec,relatime"},
+		// The kernel stores no strictatime: a mount with no atime mode has it.
+		{unix.ST_NOSUID, unix.MS_NOSUID | unix.MS_STRICTATIME, "nosuid,strictatime"},
+		{unix.ST_NOATIME | unix.ST_NODIRATIME, unix.MS_NOATIME | unix.MS_NODIRATIME, "noatime,nodiratime"},
+	} {
+		got := statfsMountFlags(c.st)
+		if got != c.want {
+			t.Errorf("statfsMountFlags(%#x) = %#x, want %#x", c.st, got, c.want)
+		}
+		if n := mountFlagNames(got); n != c.names {
+			t.Errorf("mountFlagNames(%#x) = %q, want %q", got, n, c.names)
+		}
 	}
 }
 

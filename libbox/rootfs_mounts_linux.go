@@ -375,10 +375,12 @@ func (r *rootfsMounter) bindMount(m *Mount, dest string, tree *os.File) error {
 }
 
 // remountBind applies m's flags (ro, nosuid, nodev, noexec, atime...) to the
-// bind mount at dest.
+// bind mount at dest. As runc does (and mount(8) does not), a mount that
+// only clears flags ("rw", "dev") is remounted too; one that names none
+// keeps the flags of its source.
 func (r *rootfsMounter) remountBind(m *Mount, dest string) error {
 	flags := m.attrFlags()
-	if flags == 0 {
+	if flags == 0 && m.ClearedFlags == 0 {
 		return nil
 	}
 	dst, err := r.reopen(dest)
@@ -392,12 +394,22 @@ func (r *rootfsMounter) remountBind(m *Mount, dest string) error {
 	return nil
 }
 
+const (
+	// atimeEnumFlags are the mutually exclusive atime modes.
+	atimeEnumFlags = unix.MS_NOATIME | unix.MS_RELATIME | unix.MS_STRICTATIME
+	atimeFlags     = atimeEnumFlags | unix.MS_NODIRATIME
+	// lockableFlags are the flags the kernel locks (MNT_LOCK_*) on the
+	// mounts of a mount namespace copied into a new user namespace.
+	lockableFlags = unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | atimeFlags
+)
+
 // remountFd remounts the bind mount whose root dst is on with flags. In a
-// user namespace the ro, nosuid, nodev and noexec flags of a mount that came
-// from the host are locked and a remount that would clear them fails with
-// EPERM; then the remount is retried keeping those flags, unless the config
-// explicitly asked to clear them (runc's getUnprivilegedMountFlags). The
-// atime mode is kept by the kernel when flags name none.
+// user namespace the ro, nosuid, nodev, noexec and atime flags of a mount
+// that came from the host are locked, and a remount that would clear them
+// fails with EPERM; then, as runc does, the remount is retried keeping
+// those flags, unless the config explicitly asked to clear one of them
+// (cleared) or for an atime mode other than the locked one: that is an
+// error, not a mount other than the one asked for.
 func remountFd(dst *os.File, flags, cleared uintptr) error {
 	err := mountFd("", nil, dst, "", flags|unix.MS_BIND|unix.MS_REMOUNT, "")
 	if !errors.Is(err, unix.EPERM) {
@@ -407,14 +419,23 @@ func remountFd(dst *os.File, flags, cleared uintptr) error {
 	if serr := unix.Fstatfs(int(dst.Fd()), &st); serr != nil {
 		return err
 	}
-	locked := statfsMountFlags(st.Flags) &^ cleared
-	if locked&^flags == 0 {
-		return err
+	src := statfsMountFlags(st.Flags)
+	if c := src & cleared & lockableFlags; c != 0 {
+		return fmt.Errorf("cannot clear locked flags %s: %w", mountFlagNames(c), err)
 	}
-	return mountFd("", nil, dst, "", flags|locked|unix.MS_BIND|unix.MS_REMOUNT, "")
+	if flags&atimeFlags != 0 && flags&atimeFlags != src&atimeFlags {
+		return fmt.Errorf("cannot change locked atime flags %s: %w", mountFlagNames(src&atimeFlags), err)
+	}
+	locked := src & lockableFlags
+	if err := mountFd("", nil, dst, "", flags|locked|unix.MS_BIND|unix.MS_REMOUNT, ""); err != nil {
+		return fmt.Errorf("remount with locked flags %s re-applied: %w", mountFlagNames(locked), err)
+	}
+	return nil
 }
 
-// statfsMountFlags maps the lockable ST_* flags of statfs(2) to MS_* flags.
+// statfsMountFlags maps the ST_* flags of statfs(2) to the MS_* flags of
+// the mount. The kernel stores no strictatime: a mount with no other
+// atime mode has it.
 func statfsMountFlags(st int64) uintptr {
 	var f uintptr
 	for _, p := range []struct {
@@ -425,12 +446,41 @@ func statfsMountFlags(st int64) uintptr {
 		{unix.ST_NOSUID, unix.MS_NOSUID},
 		{unix.ST_NODEV, unix.MS_NODEV},
 		{unix.ST_NOEXEC, unix.MS_NOEXEC},
+		{unix.ST_NOATIME, unix.MS_NOATIME},
+		{unix.ST_NODIRATIME, unix.MS_NODIRATIME},
+		{unix.ST_RELATIME, unix.MS_RELATIME},
 	} {
 		if st&p.st != 0 {
 			f |= p.ms
 		}
 	}
+	if f&atimeEnumFlags == 0 {
+		f |= unix.MS_STRICTATIME
+	}
 	return f
+}
+
+// mountFlagNames names the lockable flags in f, as mount(8) options.
+func mountFlagNames(f uintptr) string {
+	var names []string
+	for _, n := range []struct {
+		ms   uintptr
+		name string
+	}{
+		{unix.MS_RDONLY, "ro"},
+		{unix.MS_NOSUID, "nosuid"},
+		{unix.MS_NODEV, "nodev"},
+		{unix.MS_NOEXEC, "noexec"},
+		{unix.MS_NOATIME, "noatime"},
+		{unix.MS_NODIRATIME, "nodiratime"},
+		{unix.MS_RELATIME, "relatime"},
+		{unix.MS_STRICTATIME, "strictatime"},
+	} {
+		if f&n.ms != 0 {
+			names = append(names, n.name)
+		}
+	}
+	return strings.Join(names, ",")
 }
 
 // bindFallback replaces a filesystem mount that the kernel refused in a

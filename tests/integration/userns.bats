@@ -140,6 +140,81 @@ rootful_userns() {
 	[ "$(stat -c %a "$private")" = 700 ]
 }
 
+# locked_host_mount DIR OPTS: DIR made a bind mount of itself on the host,
+# with OPTS (ro, nodev, noexec...) on that mount only.
+locked_host_mount() {
+	mkdir -p "$1"
+	echo from-host >"$1/file"
+	mount --bind "$1" "$1"
+	mount -o "remount,bind,$2" "$1"
+}
+
+@test "userns: a bind of a host mount keeps the flags the host set, and the container's root cannot clear them" {
+	requires root
+	skip_if_runc "runc 1.1.5 fails the remount (EPERM) instead of keeping the locked flags (1.2 keeps them)"
+	rootful_userns
+	local vol="$BATS_TEST_TMPDIR/locked"
+	locked_host_mount "$vol" ro,nodev,noexec
+	# The container's root has CAP_SYS_ADMIN over its own mount namespace:
+	# the kernel's locks on the host's flags are all that stops it.
+	update_config '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])
+		| .mounts += [{destination: "/vol", type: "bind", source: $v, options: ["bind", "nosuid"]}]' \
+		"$BUNDLE" --arg v "$vol"
+	run_sh 'grep " /vol " /proc/self/mountinfo
+		mount -o remount,bind,rw /vol && echo REMOUNTED-RW
+		mount -o remount,bind,dev,exec,nosuid /vol && echo REMOUNTED-DEV
+		mkdir -p /tmp/again && mount --bind /vol /tmp/again && mount -o remount,bind,rw /tmp/again && echo REBOUND-RW
+		touch /vol/x /tmp/again/x 2>/dev/null && echo WROTE
+		true'
+	umount "$vol"
+	[ "$status" -eq 0 ]
+	opts=$(awk '{print $6}' <<<"${lines[0]}")
+	[[ ",$opts," == *,ro,* && ",$opts," == *,nodev,* && ",$opts," == *,noexec,* && ",$opts," == *,nosuid,* ]]
+	[[ "$output" != *REMOUNTED* && "$output" != *REBOUND* && "$output" != *WROTE* ]]
+	[ ! -e "$vol/x" ]
+}
+
+@test "userns: a bind that asks to clear a flag the host set on its source fails with EPERM, as runc" {
+	requires root
+	skip_if_runc "runc 1.1.5 does not remount a bind that only clears flags (1.2 does)"
+	rootful_userns
+	local vol="$BATS_TEST_TMPDIR/locked"
+	locked_host_mount "$vol" ro
+	update_config '.mounts += [{destination: "/vol", type: "bind", source: $v, options: ["bind", "rw"]}]' \
+		"$BUNDLE" --arg v "$vol"
+	run_sh 'touch /vol/x'
+	umount "$vol"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"operation not permitted"* ]]
+	[ ! -e "$vol/x" ]
+	# Without a user namespace root may make the bind read-write.
+	update_config 'del(.linux.uidMappings, .linux.gidMappings) | .linux.namespaces |= map(select(.type != "user"))'
+	locked_host_mount "$vol" ro
+	run_sh 'touch /vol/y && echo wrote'
+	umount "$vol"
+	[ "$status" -eq 0 ]
+	[ "$output" = wrote ]
+}
+
+@test "userns: a non-recursive bind of a host directory with a mount below it is refused, naming rbind" {
+	requires root
+	rootful_userns
+	local vol="$BATS_TEST_TMPDIR/withsub"
+	mkdir -p "$vol/sub"
+	echo hidden >"$vol/sub/under"
+	mount -t tmpfs -o size=1m sub-tmpfs "$vol/sub"
+	update_config '.mounts += [{destination: "/vol", type: "bind", source: $v, options: ["bind"]}]' \
+		"$BUNDLE" --arg v "$vol"
+	run_sh 'cat /vol/sub/under'
+	umount "$vol/sub"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"invalid argument"* ]]
+	is_runc || [[ "$output" == *"rbind"* ]]
+	[[ "$output" != *hidden* ]]
+	runtime list -q
+	[ "$output" = "" ]
+}
+
 @test "userns: an idmapped mount (idmap, ridmap, the mount's own mappings) shows host ids as the container's" {
 	requires root
 	skip_if_runc "runc 1.1.5 has no idmapped mounts (1.2 has)"
