@@ -695,8 +695,51 @@ func TestSandboxRootless(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	t.Logf("as %s:\n%s", rootlessTestUser, out)
 	if err != nil {
-		t.Fatalf("the sandbox tests failed as %s: %v", rootlessTestUser, err)
+		t.Fatalf("the sandbox tests failed as %s: %v%s", rootlessTestUser, err, failedTests(out))
 	}
+}
+
+// failedTests returns the "--- FAIL" lines of a test binary's output with
+// what each failed test logged, so that a failure of the rerun is named in
+// the outer test's own message, not only deep in its log. With -test.v the
+// log lines come between "=== RUN   Name" and "--- FAIL: Name"; without,
+// indented after the FAIL line.
+func failedTests(out []byte) string {
+	lines := strings.Split(string(out), "\n")
+	var b strings.Builder
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) < 3 || f[0] != "---" || f[1] != "FAIL:" {
+			continue
+		}
+		b.WriteString("\n" + l)
+		start := -1
+		for j := i - 1; j >= 0; j-- {
+			if g := strings.Fields(lines[j]); len(g) == 3 && g[0] == "===" && g[1] == "RUN" && g[2] == f[2] {
+				start = j
+				break
+			}
+		}
+		var logged []string
+		if start >= 0 {
+			logged = lines[start+1 : i]
+		} else {
+			for j := i + 1; j < len(lines) && strings.HasPrefix(lines[j], "    ") && !strings.Contains(lines[j], "--- "); j++ {
+				logged = append(logged, lines[j])
+			}
+		}
+		n := 0
+		for _, m := range logged {
+			if strings.HasPrefix(strings.TrimSpace(m), "=== ") || strings.Contains(m, "--- PASS") {
+				continue
+			}
+			if n++; n > 20 {
+				break
+			}
+			b.WriteString("\n" + m)
+		}
+	}
+	return b.String()
 }
 
 func copyTestFile(src, dst string) error {
