@@ -6,17 +6,25 @@ package libbox
 //  1. the source is cloned as a detached mount tree (open_tree
 //     OPEN_TREE_CLONE|AT_RECURSIVE) and its attributes set on the whole
 //     tree (mount_setattr: nosuid, nodev, and read-only when asked or when
-//     the source is on a read-only mount). As root this happens in the
-//     runtime itself, in the host's mount namespace. A rootless runtime has
-//     no CAP_SYS_ADMIN there: a helper joins the container's user namespace
-//     and makes a mount namespace of its own, a copy of the host's owned by
-//     that user namespace, and clones the tree in it. The kernel then locks
-//     what came from the more privileged namespace (MNT_LOCKED): the
-//     submounts of the source cannot be unmounted to reveal what they
-//     cover (which is why the tree is always recursive: a non-recursive
-//     clone of a source with locked submounts is refused), and the flags
-//     of the source's own mounts (read-only, nosuid, nodev, noexec) can
-//     never be cleared, by the container or by a remount.
+//     the source is on a read-only mount). For a container with a user
+//     namespace a helper joins that user namespace and makes a mount
+//     namespace of its own, owned by it, and clones the tree there. The
+//     kernel then locks what came from the more privileged namespace
+//     (MNT_LOCKED, MNT_LOCK_*): the submounts of the source cannot be
+//     unmounted to reveal what they cover (which is why the tree is always
+//     recursive: a non-recursive clone of a source with locked submounts
+//     is refused), and the flags of the mounts it copied (read-only,
+//     nosuid, nodev, noexec) can never be cleared, by the container's root
+//     (which has CAP_SYS_ADMIN over its own mount namespace) or by a
+//     remount. As root, the helper's mount namespace is a copy of a
+//     private one the runtime made first, in which the source is covered
+//     by a clone of itself with the attributes already set (stageLiveTree):
+//     so they are locked too, and a read-only mount stays read-only. A
+//     rootless runtime copies the host's mount namespace, where it cannot
+//     set anything: the attributes it sets afterwards are not locked, and
+//     a container root with CAP_SYS_ADMIN could clear them (a sandbox has
+//     no capabilities). Without a user namespace the container's root is
+//     the host's, and the tree is cloned in the runtime itself.
 //  2. a helper that joined the container's user and mount namespaces (the
 //     nsenter stage, before the Go runtime: the one spawn path) gets the
 //     tree over its sync socket and resolves the destination inside the
@@ -81,9 +89,10 @@ var (
 
 // mountOp is what the parent asks a mount helper to do.
 type mountOp struct {
-	// Op is "open-tree" (clone Source, rootless), "attach" (the tree
-	// sent after this message, at Target), "remount" or "umount" (the
-	// mount MountID at Target).
+	// Op is "open-tree" (clone Source), "attach" (the tree sent after
+	// this message, at Target), "replace" (the mount MountID at Target by
+	// the tree sent after this message), "remount" or "umount" (the mount
+	// MountID at Target).
 	Op       string `json:"op"`
 	Source   string `json:"source,omitempty"`
 	Target   string `json:"target"`
@@ -190,12 +199,7 @@ func (c *Container) AddMount(b Bind) (*LiveMount, error) {
 	m := LiveMount{Source: src, Target: target, SourceReadOnly: sfs.Flags&unix.ST_RDONLY != 0}
 	m.ReadOnly = b.ReadOnly || m.SourceReadOnly
 
-	var tree *os.File
-	if c.rt.Rootless {
-		tree, err = c.openTreeInUserNS(src, m.ReadOnly)
-	} else {
-		tree, err = openLiveTree(src, m.ReadOnly)
-	}
+	tree, err := c.openLive(src, m.ReadOnly)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", src, err)
 	}
@@ -249,11 +253,104 @@ func (c *Container) RemountMount(target string, readOnly bool) error {
 	if m.ReadOnly == readOnly {
 		return nil
 	}
-	if _, err := c.mountHelper(mountOp{Op: "remount", Target: m.Target, MountID: m.MountID, ReadOnly: readOnly}, nil); err != nil {
+	if !c.locksLive() {
+		if _, err := c.mountHelper(mountOp{Op: "remount", Target: m.Target, MountID: m.MountID, ReadOnly: readOnly}, nil); err != nil {
+			return fmt.Errorf("remount %s: %w", m.Target, err)
+		}
+		m.ReadOnly = readOnly
+		return writeLiveMounts(c.dir, list)
+	}
+	// The attributes are locked: a mount with the new ones takes the old
+	// one's place (a process with a file open in the old one keeps it).
+	fi, err := os.Stat(m.Source)
+	if err != nil {
+		return fmt.Errorf("remount %s: source: %w", m.Target, err)
+	}
+	tree, err := c.openLive(m.Source, readOnly)
+	if err != nil {
 		return fmt.Errorf("remount %s: %w", m.Target, err)
 	}
-	m.ReadOnly = readOnly
+	defer tree.Close()
+	reply, err := c.mountHelper(mountOp{Op: "replace", Target: m.Target, MountID: m.MountID, Dir: fi.IsDir()}, tree)
+	if err != nil {
+		return fmt.Errorf("remount %s: %w", m.Target, err)
+	}
+	m.ReadOnly, m.MountID = readOnly, reply.MountID
 	return writeLiveMounts(c.dir, list)
+}
+
+// locksLive reports whether the attributes of the mounts added to c are
+// locked against its root: as root, into a container with a user
+// namespace (see the top of the file).
+func (c *Container) locksLive() bool {
+	_, userns := c.st.Config.NamespaceOf(NEWUSER)
+	return userns && !c.rt.Rootless
+}
+
+// openLive clones src as the tree of a mount added to c, with the live
+// mount attributes (see the top of the file).
+func (c *Container) openLive(src string, readOnly bool) (*os.File, error) {
+	switch {
+	case c.rt.Rootless:
+		return c.openTreeInUserNS(src, readOnly, nil)
+	case !c.locksLive():
+		return openLiveTree(src, readOnly)
+	}
+	staged, err := stageLiveTree(src, readOnly)
+	if err != nil {
+		return nil, err
+	}
+	defer staged.Close()
+	return c.openTreeInUserNS(src, readOnly, staged)
+}
+
+// stageLiveTree returns a new mount namespace, owned by the host's user
+// namespace and private (nothing done in it reaches the host's mounts), in
+// which src is covered by a clone of itself with the live mount attributes,
+// set with the runtime's privilege. A copy of it made in the container's
+// user namespace has them locked.
+func stageLiveTree(src string, readOnly bool) (*os.File, error) {
+	type result struct {
+		ns  *os.File
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// Never unlocked: the Go runtime ends the thread, and its mount
+		// namespace, with the goroutine.
+		runtime.LockOSThread()
+		ns, err := func() (*os.File, error) {
+			if err := unix.Unshare(unix.CLONE_FS | unix.CLONE_NEWNS); err != nil {
+				return nil, fmt.Errorf("unshare a mount namespace: %w", err)
+			}
+			if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+				return nil, fmt.Errorf("make the staging mount namespace private: %w", err)
+			}
+			dst, err := os.OpenFile(src, unix.O_PATH|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return nil, err
+			}
+			defer dst.Close()
+			fd, err := unix.OpenTree(int(dst.Fd()), "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
+			if err != nil {
+				return nil, fmt.Errorf("open_tree: %w", err)
+			}
+			defer unix.Close(fd)
+			if err := setTreeAttrs(fd, readOnly); err != nil {
+				return nil, err
+			}
+			if err := unix.MoveMount(fd, "", int(dst.Fd()), "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+				return nil, fmt.Errorf("move_mount: %w", err)
+			}
+			return os.Open("/proc/thread-self/ns/mnt")
+		}()
+		done <- result{ns, err}
+	}()
+	r := <-done
+	if r.err != nil {
+		return nil, fmt.Errorf("stage the mount: %w", r.err)
+	}
+	return r.ns, nil
 }
 
 // RemoveMount unmounts the mount added at target. Only a mount AddMount
@@ -307,14 +404,15 @@ func setTreeAttrs(fd int, readOnly bool) error {
 	return nil
 }
 
-// openTreeInUserNS clones src in a helper of a rootless runtime (see the
-// top of the file).
-func (c *Container) openTreeInUserNS(src string, readOnly bool) (*os.File, error) {
+// openTreeInUserNS clones src in a helper that joins the container's user
+// namespace and makes a mount namespace of its own there, a copy of from
+// (nil: of the runtime's own; see the top of the file).
+func (c *Container) openTreeInUserNS(src string, readOnly bool, from *os.File) (*os.File, error) {
 	if _, ok := c.st.Config.NamespaceOf(NEWUSER); !ok {
 		return nil, errors.New("a rootless runtime can add mounts only to a container with a user namespace")
 	}
 	var tree *os.File
-	_, err := c.runMountHelper([]string{"user"}, unix.CLONE_NEWNS, mountOp{Op: "open-tree", Source: src, ReadOnly: readOnly}, nil, func(sock *syncSocket) error {
+	_, err := c.runMountHelper([]string{"user"}, from, unix.CLONE_NEWNS, mountOp{Op: "open-tree", Source: src, ReadOnly: readOnly}, nil, func(sock *syncSocket) error {
 		fd, err := recvFd(sock.f)
 		if err != nil {
 			return fmt.Errorf("receive the mount tree: %w", err)
@@ -335,14 +433,15 @@ func (c *Container) mountHelper(op mountOp, tree *os.File) (*mountReply, error) 
 	if _, ok := c.st.Config.NamespaceOf(NEWUSER); ok {
 		kinds = []string{"user", "mnt"}
 	}
-	return c.runMountHelper(kinds, 0, op, tree, nil)
+	return c.runMountHelper(kinds, nil, 0, op, tree, nil)
 }
 
 // runMountHelper starts a helper (the runtime's init stage) that joins the
-// container's namespaces of the given kinds and creates those of clone,
-// sends it op (and tree), and returns its reply; after collects what
-// follows the reply.
-func (c *Container) runMountHelper(kinds []string, clone uintptr, op mountOp, tree *os.File, after func(*syncSocket) error) (_ *mountReply, retErr error) {
+// container's namespaces of the given kinds (and the mount namespace mntns,
+// when set: it is joined first, with the runtime's credentials) and
+// creates those of clone, sends it op (and tree), and returns its reply;
+// after collects what follows the reply.
+func (c *Container) runMountHelper(kinds []string, mntns *os.File, clone uintptr, op mountOp, tree *os.File, after func(*syncSocket) error) (_ *mountReply, retErr error) {
 	// The namespaces are opened while a pidfd pins init (see Exec).
 	pidfd, err := c.pidfd()
 	if err != nil {
@@ -376,6 +475,9 @@ func (c *Container) runMountHelper(kinds []string, clone uintptr, op mountOp, tr
 		if slices.Contains(kinds, f.kind) {
 			sp.joins = append(sp.joins, nsenter.Join{Kind: f.kind, Path: "/proc/self/fd/" + strconv.Itoa(sp.add(f.file))})
 		}
+	}
+	if mntns != nil {
+		sp.joins = append(sp.joins, nsenter.Join{Kind: "mnt", Path: "/proc/self/fd/" + strconv.Itoa(sp.add(mntns))})
 	}
 	sp.exe = exe
 	sp.clone = clone
@@ -455,6 +557,12 @@ func initMountOp(sock *syncSocket, op *mountOp) error {
 			return fmt.Errorf("receive the mount tree: %w", err)
 		}
 		reply, err = attachTree(fd, op)
+	case "replace":
+		var fd int
+		if fd, err = recvFd(sock.f); err != nil {
+			return fmt.Errorf("receive the mount tree: %w", err)
+		}
+		reply, err = replaceLive(fd, op)
 	case "remount":
 		err = remountLive(op)
 	case "umount":
@@ -694,6 +802,44 @@ func remountLive(op *mountOp) error {
 		return fmt.Errorf("mount_setattr: %w", err)
 	}
 	return nil
+}
+
+// moveMountBeneath is MOVE_MOUNT_BENEATH (Linux 6.5, <linux/mount.h>).
+const moveMountBeneath = 0x200
+
+// replaceLive puts tree in the place of the mount added at op.Target
+// (op.MountID): beneath it (MOVE_MOUNT_BENEATH), and then the old one is
+// unmounted, so that the target is never empty and a failure leaves the
+// old mount as it was. A kernel without MOVE_MOUNT_BENEATH (EINVAL)
+// unmounts the old one first.
+func replaceLive(tree int, op *mountOp) (mountReply, error) {
+	t, fd, err := openAdded(op)
+	if err != nil {
+		unix.Close(tree)
+		return mountReply{}, err
+	}
+	err = unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH|moveMountBeneath)
+	unix.Close(fd)
+	t.close()
+	if errors.Is(err, unix.EINVAL) {
+		if err := umountLive(op); err != nil {
+			unix.Close(tree)
+			return mountReply{}, err
+		}
+		return attachTree(tree, op)
+	}
+	defer unix.Close(tree)
+	if err != nil {
+		return mountReply{}, fmt.Errorf("move_mount beneath %s: %w", op.Target, err)
+	}
+	id, err := mountID(tree, "")
+	if err != nil {
+		return mountReply{}, err
+	}
+	if err := umountLive(op); err != nil {
+		return mountReply{}, err
+	}
+	return mountReply{MountID: id, Target: op.Target}, nil
 }
 
 func umountLive(op *mountOp) error {

@@ -34,6 +34,17 @@ with_sys_admin() {
 	update_config '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])'
 }
 
+# own_userns: as root, the container gets a user namespace (0..65535 mapped
+# to 100000..), its rootfs and $SRC owned by its root; rootless it has one.
+own_userns() {
+	is_rootless && return 0
+	update_config '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	chown -R 100000:100000 "$BUNDLE/rootfs" "$SRC"
+	open_tmp_path
+}
+
 # mount_json FIELD: a field of the last mount's JSON output.
 mount_json() {
 	jq -r ".$1" <<<"$output"
@@ -153,14 +164,30 @@ mount_json() {
 	umount -l "$ro"
 }
 
-@test "mount: rootless, the source's submounts are locked: they cannot be unmounted to show what they cover" {
-	requires rootless
+@test "mount: read-only into a container with a user namespace: its root, with CAP_SYS_ADMIN, cannot make it writable" {
+	# Rootless, only the source's own flags can be locked (docs/long-lived.md).
+	requires root
+	own_userns
+	with_sys_admin
+	run_container_sleeping
+	runtime_ok mount --ro "$CID" "$SRC" /tmp/m
+	runtime exec "$CID" sh -c 'mount -o remount,bind,rw /tmp/m && echo REMOUNTED
+		mount -o remount,bind,rw,suid,dev /tmp/m && echo REMOUNTED
+		mkdir -p /tmp/again && mount --bind /tmp/m /tmp/again && mount -o remount,bind,rw /tmp/again && echo REMOUNTED
+		echo x >/tmp/m/x && echo WROTE; true'
+	[[ "$output" != *REMOUNTED* && "$output" != *WROTE* ]] || fail "the container's root made the mount writable: $output"
+	[[ ! -e "$SRC/x" ]] || fail "a write reached the source"
+	grep -q " /tmp/m " <(__runtime exec "$CID" cat /proc/self/mountinfo) || fail "the mount is gone"
+}
+
+@test "mount: in a user namespace the source's submounts are locked: they cannot be unmounted to show what they cover" {
 	mkdir -p "$SRC/sub"
 	echo "covered secret" >"$SRC/sub/secret"
 	chmod a+r "$SRC/sub/secret"
 	mount -t tmpfs -o size=64k,mode=0755 tmpfs "$SRC/sub"
 	echo "on top" >"$SRC/sub/top"
 	chmod a+r "$SRC/sub/top"
+	own_userns
 	with_sys_admin
 	run_container_sleeping
 	runtime_ok mount "$CID" "$SRC" /tmp/m
