@@ -11,6 +11,7 @@ the current directory). Its init process waits until "nanobox-runc start".`,
 	Flags: createFlags,
 	Action: func(c *cli.Context) error {
 		_, err := createContainer(c, nil, nil)
+		failSetup("create", err)
 		return err
 	},
 }

@@ -190,6 +190,19 @@ func fatalWithCode(err error, code int) {
 	fatalLine(err, "nanobox-runc: "+err.Error(), code)
 }
 
+// failSetup ends create or run (cmd) when init reported err while it set
+// the container up, in runc's words, which its suite and its callers'
+// scripts match: "nanobox-runc run failed: unable to start container
+// process: error during container init: error mounting ...". Other errors
+// are left to the caller.
+func failSetup(cmd string, err error) {
+	var se *libbox.SetupError
+	if errors.As(err, &se) {
+		err = fmt.Errorf("nanobox-runc %s failed: unable to start container process: error during container init: %w", cmd, err)
+		fatalLine(err, err.Error(), 1)
+	}
+}
+
 // fatalLine logs err to the --log file, prints line on stderr and exits
 // with code.
 func fatalLine(err error, line string, code int) {

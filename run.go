@@ -33,6 +33,7 @@ exits, unless --keep is given.`,
 			// container's stderr: one line, no prefix.
 			fatalLine(err, pe.Err.Error(), 1)
 		}
+		failSetup("run", err)
 		if err != nil {
 			return err
 		}

@@ -439,6 +439,14 @@ type ProgramError struct{ Err error }
 func (e *ProgramError) Error() string { return e.Err.Error() }
 func (e *ProgramError) Unwrap() error { return e.Err }
 
+// SetupError is an error init (or the process set up for an exec)
+// reported before the program ran: a namespace, a mount, a limit it could
+// not set up, in its own words. runc's CLI prints it after "unable to
+// start container process: error during container init: ".
+type SetupError struct{ msg string }
+
+func (e *SetupError) Error() string { return e.msg }
+
 // WarningError is an error the operation survived: it completed, and the
 // caller should log Err as a warning.
 type WarningError struct{ Err error }

@@ -150,6 +150,10 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		rootfs, err = prepareSharedRootfs(cfg, trees)
 	}
 	trees.close()
+	var entry *entryError
+	if errors.As(err, &entry) {
+		return err // names the mount itself
+	}
 	if err != nil {
 		return fmt.Errorf("prepare rootfs: %w", err)
 	}

@@ -57,6 +57,19 @@ func (e *mountError) Error() string {
 
 func (e *mountError) Unwrap() error { return e.err }
 
+// entryError is the failure of one entry of Config.Mounts, in runc's words
+// (its suite and its users' scripts match them).
+type entryError struct {
+	source, dest string
+	err          error
+}
+
+func (e *entryError) Error() string {
+	return fmt.Sprintf("error mounting %q to rootfs at %q: %v", e.source, e.dest, e.err)
+}
+
+func (e *entryError) Unwrap() error { return e.err }
+
 const propagationFlags = unix.MS_SHARED | unix.MS_PRIVATE | unix.MS_SLAVE | unix.MS_UNBINDABLE
 
 // attrFlags are the MS_* flags of m that are attributes of the mount (ro,
@@ -150,7 +163,7 @@ func mountAll(cfg *Config, path string, root *os.File, trees *mountTrees) error 
 			return err
 		}
 		if err := r.mountEntry(m, tree); err != nil {
-			return err
+			return &entryError{source: m.Source, dest: m.Destination, err: err}
 		}
 	}
 	if needsSetupDev(cfg) {

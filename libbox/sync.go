@@ -373,7 +373,7 @@ func (m *syncMsg) initError() error {
 	if kind, ok := errorKinds[m.ErrorKind]; ok {
 		return &kindError{msg: m.Error, kind: kind}
 	}
-	return errors.New(m.Error)
+	return &SetupError{msg: m.Error}
 }
 
 type kindError struct {
