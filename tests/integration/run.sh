@@ -6,6 +6,7 @@
 #
 # RUNTIME selects the runtime under test (default: ./nanobox-runc);
 # RUNTIME=$(which runc) checks the suites against the reference.
+# NANOBOX_BATS_TIMING=1 adds each test's time to its TAP line.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,7 +42,7 @@ for r in "${modes[@]}"; do
 	fi
 	echo "=== integration ($name), runtime ${RUNTIME:-./nanobox-runc}"
 	tap=$(mktemp)
-	ROOTLESS=$r bats --tap "$@" | tee "$tap"
+	ROOTLESS=$r bats --tap ${NANOBOX_BATS_TIMING:+--timing} "$@" | tee "$tap"
 	[[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
 	pass=$(grep -E '^ok ' "$tap" | grep -vc '# skip')
 	skip=$(grep -E '^ok .*# skip' -c "$tap")
