@@ -310,47 +310,37 @@ func (c *Container) openLive(src string, readOnly bool) (*os.File, error) {
 // set with the runtime's privilege. A copy of it made in the container's
 // user namespace has them locked.
 func stageLiveTree(src string, readOnly bool) (*os.File, error) {
-	type result struct {
-		ns  *os.File
-		err error
+	var ns *os.File
+	err := onOwnThread(func() error {
+		if err := unix.Unshare(unix.CLONE_FS | unix.CLONE_NEWNS); err != nil {
+			return fmt.Errorf("unshare a mount namespace: %w", err)
+		}
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			return fmt.Errorf("make the staging mount namespace private: %w", err)
+		}
+		dst, err := os.OpenFile(src, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer dst.Close()
+		fd, err := unix.OpenTree(int(dst.Fd()), "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
+		if err != nil {
+			return fmt.Errorf("open_tree: %w", err)
+		}
+		defer unix.Close(fd)
+		if err := setTreeAttrs(fd, readOnly); err != nil {
+			return err
+		}
+		if err := unix.MoveMount(fd, "", int(dst.Fd()), "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+			return fmt.Errorf("move_mount: %w", err)
+		}
+		ns, err = os.Open("/proc/thread-self/ns/mnt")
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("stage the mount: %w", err)
 	}
-	done := make(chan result, 1)
-	go func() {
-		// Never unlocked: the Go runtime ends the thread, and its mount
-		// namespace, with the goroutine.
-		runtime.LockOSThread()
-		ns, err := func() (*os.File, error) {
-			if err := unix.Unshare(unix.CLONE_FS | unix.CLONE_NEWNS); err != nil {
-				return nil, fmt.Errorf("unshare a mount namespace: %w", err)
-			}
-			if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-				return nil, fmt.Errorf("make the staging mount namespace private: %w", err)
-			}
-			dst, err := os.OpenFile(src, unix.O_PATH|unix.O_CLOEXEC, 0)
-			if err != nil {
-				return nil, err
-			}
-			defer dst.Close()
-			fd, err := unix.OpenTree(int(dst.Fd()), "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
-			if err != nil {
-				return nil, fmt.Errorf("open_tree: %w", err)
-			}
-			defer unix.Close(fd)
-			if err := setTreeAttrs(fd, readOnly); err != nil {
-				return nil, err
-			}
-			if err := unix.MoveMount(fd, "", int(dst.Fd()), "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
-				return nil, fmt.Errorf("move_mount: %w", err)
-			}
-			return os.Open("/proc/thread-self/ns/mnt")
-		}()
-		done <- result{ns, err}
-	}()
-	r := <-done
-	if r.err != nil {
-		return nil, fmt.Errorf("stage the mount: %w", r.err)
-	}
-	return r.ns, nil
+	return ns, nil
 }
 
 // RemoveMount unmounts the mount added at target. Only a mount AddMount

@@ -217,31 +217,25 @@ func openTreeInRootfs(pid int, rootfs, rel string, recursive bool) (tree *os.Fil
 	return tree, err
 }
 
-// inMountNS runs fn in the mount namespace of process pid, on a thread
-// that joins it and is never used again (no UnlockOSThread: the Go runtime
-// ends the thread with the goroutine), and returns fn's error.
+// inMountNS runs fn in the mount namespace of process pid, on a throwaway
+// thread that joins it, and returns fn's error.
 func inMountNS(pid int, fn func() error) error {
 	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", pid))
 	if err != nil {
 		return fmt.Errorf("open init's mount namespace: %w", err)
 	}
 	defer ns.Close()
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		done <- func() error {
-			// setns(CLONE_NEWNS) refuses a thread that shares its
-			// filesystem context (root, cwd) with the others.
-			if err := unix.Unshare(unix.CLONE_FS); err != nil {
-				return fmt.Errorf("unshare CLONE_FS: %w", err)
-			}
-			if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNS); err != nil {
-				return fmt.Errorf("join init's mount namespace: %w", err)
-			}
-			return fn()
-		}()
-	}()
-	return <-done
+	return onOwnThread(func() error {
+		// setns(CLONE_NEWNS) refuses a thread that shares its
+		// filesystem context (root, cwd) with the others.
+		if err := unix.Unshare(unix.CLONE_FS); err != nil {
+			return fmt.Errorf("unshare CLONE_FS: %w", err)
+		}
+		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNS); err != nil {
+			return fmt.Errorf("join init's mount namespace: %w", err)
+		}
+		return fn()
+	})
 }
 
 // mountTrees are init's side of the mount sources: the trees received

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 
@@ -160,22 +159,16 @@ func startPinned(a *CPUAffinity, start func() (*os.Process, error)) (*os.Process
 	if a == nil || len(a.Initial) == 0 {
 		return start()
 	}
-	type result struct {
-		p   *os.Process
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
+	var p *os.Process
+	err := onOwnThread(func() error {
 		if err := setThreadAffinity(a.Initial); err != nil {
-			done <- result{err: fmt.Errorf("process.execCPUAffinity.initial: %w", err)}
-			return
+			return fmt.Errorf("process.execCPUAffinity.initial: %w", err)
 		}
-		p, err := start()
-		done <- result{p, err}
-	}()
-	r := <-done
-	return r.p, r.err
+		var err error
+		p, err = start()
+		return err
+	})
+	return p, err
 }
 
 // applyExecAffinity sets the final CPU affinity of a process added by exec,

@@ -19,13 +19,7 @@ func uintp(v uint) *uint { return &v }
 // reused: filters and Landlock domains are per thread, and a goroutine that
 // exits while locked takes its thread with it.
 func onThrowawayThread(fn func()) {
-	done := make(chan struct{})
-	go func() {
-		runtime.LockOSThread() // never unlocked, on purpose
-		defer close(done)
-		fn()
-	}()
-	<-done
+	_ = onOwnThread(func() error { fn(); return nil })
 }
 
 // installForTest compiles and installs s on the calling thread, after
