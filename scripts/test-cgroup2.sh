@@ -18,7 +18,9 @@ DEFAULT_SUITES=(cgroups.bats update.bats pause.bats ps.bats events.bats sandbox.
 if [[ "${CGROUP2_VM:-}" != 1 ]]; then
 	export HOME=${HOME:-/root}
 	GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
-	"$GO" build -o nanobox-runc .
+	# The binary the other stages test (static, its build tags, the
+	# commit stamp), not a plain go build of it.
+	make --no-print-directory build
 	# The unit test binary lives outside the work tree; the guest sees the
 	# host's / read-only, so the path is the same there.
 	bin=${XDG_CACHE_HOME:-$HOME/.cache}/nanobox-runc-test
