@@ -396,13 +396,19 @@ func (c *Container) startWith(msg []byte, reread bool) error {
 		return fmt.Errorf("container %s: %w", c.st.ID, failed)
 	}
 	if hooks := c.st.Config.Hooks.Poststart; len(hooks) > 0 {
-		// OCI: a failing poststart hook is logged; the container runs on.
 		// The state of the moment the program started: running, with its
 		// pid. (Derived now, it could already read stopped: a short
 		// program may have exited before the hook runs.)
 		st := ociState(c.st.ID, c.st.Config, Running, c.st.InitPid, c.st.Created, c.st.Owner)
-		if err := runAllHooks("poststart", hooks, marshalState(st)); err != nil {
-			return &WarningError{Err: err}
+		if err := runHooks("poststart", hooks, marshalState(st)); err != nil {
+			// OCI runtime spec, "Lifecycle" step 9: a failing poststart
+			// hook is an error, and the runtime stops the container (delete
+			// still tears it down, step 12). runc kills init and returns
+			// the hook's error, the later poststart hooks not run.
+			if kerr := c.killAndWait(); kerr != nil {
+				err = errors.Join(err, fmt.Errorf("stop container %s after the failed poststart hook: %w", c.st.ID, kerr))
+			}
+			return err
 		}
 	}
 	return nil

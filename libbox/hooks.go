@@ -48,9 +48,9 @@ func runHooks(name string, hooks []Hook, state []byte) error {
 }
 
 // runAllHooks runs every hook in order, each with state on stdin, and
-// returns their failures joined: for poststart and poststop, whose failure
-// the OCI runtime spec makes a warning after which "the remaining hooks
-// and lifecycle continue as if the hook had succeeded".
+// returns their failures joined: for poststop, whose failure the OCI
+// runtime spec makes a warning after which "the remaining hooks and
+// lifecycle continue as if the hook had succeeded".
 func runAllHooks(name string, hooks []Hook, state []byte) error {
 	return runHookList(name, hooks, state, false)
 }

@@ -221,21 +221,61 @@ add_hook() {
 	assert_nothing_left "$CID"
 }
 
-@test "hooks: after a failing poststart or poststop hook the remaining ones still run" {
-	# OCI runtime spec, "Lifecycle": the runtime logs a warning and the
-	# remaining hooks and lifecycle continue as if the hook had succeeded
-	# (runtime-tools' poststart_fail, poststop_fail).
+@test "hooks: a failing poststart hook fails start and stops the container; the later ones do not run" {
+	skip_if_runc "runc 1.1.5 runs poststart hooks during create (fixed in runc 1.2)"
+	# OCI runtime spec, "Lifecycle" step 9: the runtime generates an error
+	# and stops the container; delete tears it down (poststop). runc 1.2+
+	# kills init and stops at the failed hook.
 	add_hook poststart fail
-	add_hook poststop fail
-	local k
-	for k in poststart poststop; do
-		update_config '.hooks[$k] += [{path: $p, args: ["hook.sh", ($k + "-after"), $o]}]' \
-			"$BUNDLE" --arg k "$k" --arg p "$HOOKDIR/hook.sh" --arg o "$OUT"
+	update_config '.hooks.poststart += [{path: $p, args: ["hook.sh", "poststart-after", $o]}]' \
+		"$BUNDLE" --arg p "$HOOKDIR/hook.sh" --arg o "$OUT"
+	add_hook poststop
+	set_args sleep 1000
+	runtime_ok create -b "$BUNDLE" "$CID"
+	runtime_ok state "$CID"
+	local pid
+	pid=$(jq -r .pid <<<"$output")
+	runtime start "$CID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"error running poststart hook #0: $HOOKDIR/hook.sh:"*"hook poststart failed on purpose"* ]]
+	[ -e "$OUT/poststart.json" ]
+	[ ! -e "$OUT/poststart-after.json" ] || fail "a poststart hook after the failed one ran"
+	# Stopped when start returns, not some time later.
+	runtime_ok state "$CID"
+	[ "$(jq -r .status <<<"$output")" = stopped ]
+	! kill -0 "$pid" 2>/dev/null || [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" = Z ] || fail "init ($pid) still runs"
+	[ ! -e "$OUT/poststop.json" ]
+	runtime_ok delete "$CID"
+	[ -e "$OUT/poststop.json" ]
+	assert_nothing_left "$CID"
+}
+
+@test "hooks: run with a failing poststart hook fails, runs the poststop hooks and leaves nothing" {
+	skip_if_runc "runc 1.1.5 runs poststart hooks during create (fixed in runc 1.2)"
+	add_hook poststart fail
+	add_hook poststop
+	local d
+	for d in "" -d; do
+		rm -f "$OUT/poststop.json"
+		set_args sh -c 'sleep 1000; echo the program ended > /hooklog/ended'
+		runtime run $d -b "$BUNDLE" "$CID"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"error running poststart hook #0:"* ]]
+		[ -e "$OUT/poststop.json" ] || fail "run $d: no poststop hook ran"
+		[ ! -e "$OUT/ended" ]
+		assert_nothing_left "$CID"
 	done
+}
+
+@test "hooks: after a failing poststop hook the remaining ones still run" {
+	# OCI runtime spec, "Lifecycle" step 13: the runtime logs a warning and
+	# the remaining hooks and lifecycle continue as if the hook had
+	# succeeded (runtime-tools' poststop_fail).
+	add_hook poststop fail
+	update_config '.hooks.poststop += [{path: $p, args: ["hook.sh", "poststop-after", $o]}]' \
+		"$BUNDLE" --arg p "$HOOKDIR/hook.sh" --arg o "$OUT"
 	set_args sleep 1000
 	runtime_ok run -d -b "$BUNDLE" "$CID"
-	[ -e "$OUT/poststart.json" ]
-	[ -e "$OUT/poststart-after.json" ] || fail "the poststart hook after the failed one did not run"
 	runtime_ok state "$CID"
 	[ "$(jq -r .status <<<"$output")" = running ]
 	runtime delete --force "$CID"
