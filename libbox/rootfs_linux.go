@@ -131,8 +131,15 @@ func prepareRootfs(cfg *Config, trees *mountTrees) (string, error) {
 			return "", err
 		}
 	}
-	if err := makeParentMountPrivate(path); err != nil {
-		return "", err
+	// After a recursive slave or private, no mount of this namespace is
+	// shared (MS_SLAVE takes a mount out of its peer group too), nor is
+	// one made since: the parent mount's check, a read of the whole of
+	// mountinfo (hundreds of lines on a Kubernetes node), is needed only
+	// for a shared or an unbindable root propagation.
+	if prop&unix.MS_REC == 0 || prop&(unix.MS_SLAVE|unix.MS_PRIVATE) == 0 {
+		if err := makeParentMountPrivate(path); err != nil {
+			return "", err
+		}
 	}
 	// pivot_root needs the new root to be a mount point; MS_REC keeps the
 	// mounts the caller may have made under the rootfs.
