@@ -233,3 +233,81 @@ func TestSeccompInstallOnly(t *testing.T) {
 		t.Fatal("a profile without notify rules became one with")
 	}
 }
+
+// TestSeccompKeyFields: the cache key covers every field of a profile. The
+// field lists below are those appendSeccompKey writes; a field added to
+// the types fails here until the key writes it too. And a change of any one
+// field (each of a rule's and an argument's too) changes the key.
+func TestSeccompKeyFields(t *testing.T) {
+	fields := func(v any) []string {
+		var names []string
+		for f := range reflect.TypeOf(v).Fields() {
+			names = append(names, f.Name)
+		}
+		return names
+	}
+	for _, c := range []struct {
+		v    any
+		want []string
+	}{
+		{Seccomp{}, []string{"DefaultAction", "DefaultErrno", "Architectures", "Flags", "ListenerPath", "ListenerMetadata", "Syscalls"}},
+		{SeccompRule{}, []string{"Names", "Action", "Errno", "Args"}},
+		{SeccompArg{}, []string{"Index", "Value", "ValueTwo", "Op"}},
+	} {
+		if got := fields(c.v); !slices.Equal(got, c.want) {
+			t.Errorf("%T has the fields %q; appendSeccompKey writes %q: make it write the new ones", c.v, got, c.want)
+		}
+	}
+
+	base := func() *Seccomp {
+		return &Seccomp{
+			DefaultAction: SeccompErrno, DefaultErrno: uintp(1),
+			Architectures: []string{"x86"}, Flags: []SeccompFlag{"SECCOMP_FILTER_FLAG_LOG"},
+			ListenerPath: "/l", ListenerMetadata: "m",
+			Syscalls: []SeccompRule{{
+				Names: []string{"read", "write"}, Action: SeccompErrno, Errno: uintp(2),
+				Args: []SeccompArg{{Index: 1, Value: 2, ValueTwo: 3, Op: "SCMP_CMP_EQ"}},
+			}},
+		}
+	}
+	changes := map[string]func(s *Seccomp){
+		"DefaultAction":    func(s *Seccomp) { s.DefaultAction = SeccompKill },
+		"DefaultErrno":     func(s *Seccomp) { s.DefaultErrno = uintp(3) },
+		"DefaultErrno nil": func(s *Seccomp) { s.DefaultErrno = nil },
+		"Architectures":    func(s *Seccomp) { s.Architectures = []string{"x32"} },
+		"Flags":            func(s *Seccomp) { s.Flags = nil },
+		"ListenerPath":     func(s *Seccomp) { s.ListenerPath = "/k" },
+		"ListenerMetadata": func(s *Seccomp) { s.ListenerMetadata = "n" },
+		"path into meta":   func(s *Seccomp) { s.ListenerPath, s.ListenerMetadata = "", "/lm" },
+		"Names":            func(s *Seccomp) { s.Syscalls[0].Names = []string{"readwrite"} },
+		"Names split":      func(s *Seccomp) { s.Syscalls[0].Names = []string{"rea", "dwrite"} },
+		"Action":           func(s *Seccomp) { s.Syscalls[0].Action = SeccompAllow },
+		"Errno":            func(s *Seccomp) { s.Syscalls[0].Errno = nil },
+		"Args":             func(s *Seccomp) { s.Syscalls[0].Args = nil },
+		"Index":            func(s *Seccomp) { s.Syscalls[0].Args[0].Index = 0 },
+		"Value":            func(s *Seccomp) { s.Syscalls[0].Args[0].Value = 9 },
+		"ValueTwo":         func(s *Seccomp) { s.Syscalls[0].Args[0].ValueTwo = 9 },
+		"Op":               func(s *Seccomp) { s.Syscalls[0].Args[0].Op = "SCMP_CMP_NE" },
+		"second rule": func(s *Seccomp) {
+			s.Syscalls = append(s.Syscalls, SeccompRule{Names: []string{"x"}, Action: SeccompAllow})
+		},
+		"rule names merged": func(s *Seccomp) {
+			s.Syscalls[0].Names = []string{"read"}
+			s.Syscalls = append(s.Syscalls, SeccompRule{Names: []string{"write"}})
+		},
+	}
+	key := string(appendSeccompKey(nil, base()))
+	if again := string(appendSeccompKey(nil, base())); again != key {
+		t.Fatal("the key of one profile differs between two calls")
+	}
+	seen := map[string]string{key: "base"}
+	for name, change := range changes {
+		s := base()
+		change(s)
+		k := string(appendSeccompKey(nil, s))
+		if prev, dup := seen[k]; dup {
+			t.Errorf("%s: the same key as %s", name, prev)
+		}
+		seen[k] = name
+	}
+}
