@@ -311,3 +311,47 @@ func TestSeccompKeyFields(t *testing.T) {
 		seen[k] = name
 	}
 }
+
+// TestSeccompLayoutFallback: a profile is compiled as a binary tree, and
+// as libseccomp's list when the tree is longer than the kernel takes but
+// the list is not; a profile too long either way is refused, naming the
+// limit. (The limit is lowered to fit Docker's default profile, whose
+// tree is longer than its list, rather than compiling a huge profile.)
+func TestSeccompLayoutFallback(t *testing.T) {
+	def, err := parseSeccompDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := seccompBPF(def, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := seccompBPF(def, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tree) <= len(list) {
+		t.Fatalf("the tree (%d instructions) is not longer than the list (%d): pick another profile for this test", len(tree), len(list))
+	}
+	p, err := compileSeccomp(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p.filter, tree) {
+		t.Errorf("compileSeccomp made %d instructions, not the tree's %d", len(p.filter), len(tree))
+	}
+	defer func(old int) { maxSeccompInsns = old }(maxSeccompInsns)
+	maxSeccompInsns = (len(list) + len(tree)) / 2
+	p, err = compileSeccomp(def)
+	if err != nil {
+		t.Fatalf("with a limit of %d: %v", maxSeccompInsns, err)
+	}
+	if !reflect.DeepEqual(p.filter, list) {
+		t.Errorf("with a limit of %d, compileSeccomp made %d instructions, not the list's %d", maxSeccompInsns, len(p.filter), len(list))
+	}
+	maxSeccompInsns = len(list) - 1
+	_, err = compileSeccomp(def)
+	if err == nil || !strings.Contains(err.Error(), "more than the kernel's") {
+		t.Errorf("with a limit of %d: %v, want the filter refused as too long", maxSeccompInsns, err)
+	}
+}

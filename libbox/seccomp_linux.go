@@ -99,19 +99,50 @@ func compileSeccomp(s *Seccomp) (*seccompProgram, error) {
 	if err := checkSeccompKernel(s); err != nil {
 		return nil, err
 	}
+	// A binary tree over the syscall numbers rather than libseccomp's
+	// default list, which the kernel walks once per syscall number when it
+	// installs the filter (to find the ones it can allow without running
+	// it): for Docker's default profile 1312 instructions instead of 1067,
+	// and an install in half the time (BenchmarkSeccompInstallDefault).
+	// Same decisions. A profile whose tree is too long for the kernel,
+	// while its list is not, gets the list, as does libseccomp older than
+	// 2.5 (API 4).
+	tree := false
+	if api, err := libseccomp.GetAPI(); err == nil && api >= 4 {
+		tree = true
+	}
+	bpf, err := seccompBPF(s, tree)
+	var long *filterTooLongError
+	if tree && errors.As(err, &long) {
+		bpf, err = seccompBPF(s, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return newSeccompProgram(s, bpf), nil
+}
+
+// maxSeccompInsns is the longest program the kernel takes (a variable for
+// the tests).
+var maxSeccompInsns = unix.BPF_MAXINSNS
+
+// filterTooLongError: the program is longer than the kernel takes.
+type filterTooLongError struct{ n int }
+
+func (e *filterTooLongError) Error() string {
+	return fmt.Sprintf("seccomp: the filter has %d instructions, more than the kernel's %d: use fewer rules", e.n, maxSeccompInsns)
+}
+
+// seccompBPF is the program of s (checked by compileSeccomp), laid out as
+// a binary tree or as libseccomp's default list.
+func seccompBPF(s *Seccomp, tree bool) ([]unix.SockFilter, error) {
 	defAct := scmpAction(s.DefaultAction, s.DefaultErrno)
 	filter, err := libseccomp.NewFilter(defAct)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: new filter: %w", err)
 	}
 	defer filter.Release()
-	// A binary tree over the syscall numbers rather than libseccomp's
-	// default list, which the kernel walks once per syscall number when it
-	// installs the filter (to find the ones it can allow without running
-	// it): for Docker's default profile 1312 instructions instead of 1067,
-	// and an install in half the time (BenchmarkSeccompInstallDefault).
-	// Same decisions; libseccomp older than 2.5 (API 4) keeps the list.
-	if api, err := libseccomp.GetAPI(); err == nil && api >= 4 {
+	if tree {
 		if err := filter.SetOptimize(2); err != nil {
 			return nil, fmt.Errorf("seccomp: binary tree layout: %w", err)
 		}
@@ -131,6 +162,10 @@ func compileSeccomp(s *Seccomp) (*seccompProgram, error) {
 		}
 	}
 	bpf, err := exportBPF(filter)
+	var long *filterTooLongError
+	if errors.As(err, &long) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: export filter: %w", err)
 	}
@@ -144,11 +179,11 @@ func compileSeccomp(s *Seccomp) (*seccompProgram, error) {
 			return nil, fmt.Errorf("seccomp: ENOSYS stub: %w", err)
 		}
 		bpf = append(stub, bpf...)
-		if len(bpf) > unix.BPF_MAXINSNS {
-			return nil, fmt.Errorf("seccomp: the filter has %d instructions, more than the kernel's %d: use fewer rules", len(bpf), unix.BPF_MAXINSNS)
-		}
 	}
-	return newSeccompProgram(s, bpf), nil
+	if len(bpf) > maxSeccompInsns {
+		return nil, &filterTooLongError{len(bpf)}
+	}
+	return bpf, nil
 }
 
 // newSeccompProgram is the program of profile s compiled to filter.
@@ -238,8 +273,8 @@ func exportBPF(filter *libseccomp.ScmpFilter) ([]unix.SockFilter, error) {
 	if len(raw) == 0 || len(raw)%insnSize != 0 {
 		return nil, fmt.Errorf("libseccomp wrote %d bytes, not a whole number of instructions", len(raw))
 	}
-	if len(raw)/insnSize > unix.BPF_MAXINSNS {
-		return nil, fmt.Errorf("the filter has %d instructions, more than the kernel's %d: use fewer rules", len(raw)/insnSize, unix.BPF_MAXINSNS)
+	if n := len(raw) / insnSize; n > maxSeccompInsns {
+		return nil, &filterTooLongError{n}
 	}
 	return decodeSeccompFilter(raw)
 }
