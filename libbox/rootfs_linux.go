@@ -135,7 +135,8 @@ func prepareRootfs(cfg *Config, trees *mountTrees) (string, error) {
 	// shared (MS_SLAVE takes a mount out of its peer group too), nor is
 	// one made since: the parent mount's check, a read of the whole of
 	// mountinfo (hundreds of lines on a Kubernetes node), is needed only
-	// for a shared or an unbindable root propagation.
+	// when the propagation applied above is shared or not recursive (an
+	// unbindable one is applied later: rslave here).
 	if prop&unix.MS_REC == 0 || prop&(unix.MS_SLAVE|unix.MS_PRIVATE) == 0 {
 		if err := makeParentMountPrivate(path); err != nil {
 			return "", err
