@@ -107,10 +107,8 @@ func compileSeccomp(s *Seccomp) (*seccompProgram, error) {
 	// Same decisions. A profile whose tree is too long for the kernel,
 	// while its list is not, gets the list, as does libseccomp older than
 	// 2.5 (API 4).
-	tree := false
-	if api, err := libseccomp.GetAPI(); err == nil && api >= 4 {
-		tree = true
-	}
+	api, err := libseccomp.GetAPI()
+	tree := err == nil && api >= 4
 	bpf, err := seccompBPF(s, tree)
 	var long *filterTooLongError
 	if tree && errors.As(err, &long) {
@@ -130,7 +128,7 @@ var maxSeccompInsns = unix.BPF_MAXINSNS
 type filterTooLongError struct{ n int }
 
 func (e *filterTooLongError) Error() string {
-	return fmt.Sprintf("seccomp: the filter has %d instructions, more than the kernel's %d: use fewer rules", e.n, maxSeccompInsns)
+	return fmt.Sprintf("the filter has %d instructions, more than the kernel's %d: use fewer rules", e.n, maxSeccompInsns)
 }
 
 // seccompBPF is the program of s (checked by compileSeccomp), laid out as
@@ -162,10 +160,6 @@ func seccompBPF(s *Seccomp, tree bool) ([]unix.SockFilter, error) {
 		}
 	}
 	bpf, err := exportBPF(filter)
-	var long *filterTooLongError
-	if errors.As(err, &long) {
-		return nil, err
-	}
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: export filter: %w", err)
 	}
@@ -181,7 +175,7 @@ func seccompBPF(s *Seccomp, tree bool) ([]unix.SockFilter, error) {
 		bpf = append(stub, bpf...)
 	}
 	if len(bpf) > maxSeccompInsns {
-		return nil, &filterTooLongError{len(bpf)}
+		return nil, fmt.Errorf("seccomp: %w", &filterTooLongError{len(bpf)})
 	}
 	return bpf, nil
 }
