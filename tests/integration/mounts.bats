@@ -180,6 +180,30 @@ mount_submount() {
 	grep -q not-seen "$out"
 }
 
+@test "mounts: a rootfs on a shared mount: pivot_root works and no container mount reaches the host" {
+	requires root
+	# init skips the parent mount's check after a recursive slave or
+	# private propagation of /; try every propagation with the bundle on a
+	# shared mount, which pivot_root refuses as the new root's parent, and
+	# whose peers would otherwise get the container's mounts.
+	mount --bind "$BUNDLE" "$BUNDLE"
+	mount --make-shared "$BUNDLE"
+	local prop leaked
+	for prop in "" rslave rprivate slave private shared rshared; do
+		if [[ -z "$prop" ]]; then
+			update_config 'del(.linux.rootfsPropagation)'
+		else
+			update_config '.linux.rootfsPropagation = $p' "$BUNDLE" --arg p "$prop"
+		fi
+		set_args sleep 1000
+		runtime_ok run -d -b "$BUNDLE" "$CID"
+		leaked=$(awk -v r="$BUNDLE/rootfs" '$5 == r || index($5, r "/") == 1' /proc/self/mountinfo)
+		runtime_ok delete --force "$CID"
+		[[ -z "$leaked" ]] || fail "rootfsPropagation '$prop': container mounts on the host: $leaked"
+	done
+	umount "$BUNDLE"
+}
+
 @test "mounts: shared propagation option is visible in the container's mountinfo" {
 	requires root
 	add_mount '{"destination": "/sh", "type": "tmpfs", "source": "tmpfs", "options": ["shared"]}'
