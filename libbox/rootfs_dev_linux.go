@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
 	"golang.org/x/sys/unix"
 )
 
@@ -249,7 +248,7 @@ func mountConsole(slavePath string) error {
 		return fail(err)
 	}
 	defer root.Close()
-	slave, err := pathrs.OpenatInRoot(root, slavePath)
+	slave, err := openInRoot(root, slavePath)
 	if err != nil {
 		return fail(err)
 	}
@@ -259,7 +258,7 @@ func mountConsole(slavePath string) error {
 	} else if st.Mode&unix.S_IFMT != unix.S_IFCHR {
 		return fail(fmt.Errorf("%s is not a character device (found %s)", slavePath, describeStat(&st)))
 	}
-	dev, err := pathrs.MkdirAllHandle(root, "/dev", 0o755)
+	dev, err := mkdirAllInRoot(root, "/dev", 0o755)
 	if err != nil {
 		return fail(err)
 	}

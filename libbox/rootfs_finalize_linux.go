@@ -116,7 +116,7 @@ func writeSysctl(key, value string) error {
 // readonlyPath binds p onto itself, recursively, and makes that tree
 // read-only: stricter than runc, whose remount covers only the top mount.
 func readonlyPath(root *os.File, p string) error {
-	target, err := pathrs.OpenatInRoot(root, p)
+	target, err := openInRoot(root, p)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -154,7 +154,7 @@ func maskPaths(root *os.File, paths []string) error {
 		}
 	}()
 	for _, p := range paths {
-		target, err := pathrs.OpenatInRoot(root, p)
+		target, err := openInRoot(root, p)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -217,7 +217,7 @@ func newMaskTmpfs() (*os.File, error) {
 // openDevNull opens the container's /dev/null and checks that it is the
 // null device.
 func openDevNull(root *os.File) (*os.File, error) {
-	f, err := pathrs.OpenatInRoot(root, "/dev/null")
+	f, err := openInRoot(root, "/dev/null")
 	if err != nil {
 		return nil, fmt.Errorf("open /dev/null: %w", err)
 	}

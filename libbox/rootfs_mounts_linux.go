@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
-	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
 	"github.com/moby/sys/mountinfo"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
@@ -121,7 +120,7 @@ func (r *rootfsMounter) openDest(dest string, dir bool) (*os.File, error) {
 		}
 		return f, nil
 	}
-	f, err := pathrs.OpenatInRoot(r.root, dest)
+	f, err := openInRoot(r.root, dest)
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		return f, err
 	}
@@ -141,16 +140,16 @@ func (r *rootfsMounter) openDest(dest string, dir bool) (*os.File, error) {
 	if err := createEmptyFile(parent, filepath.Base(p), 0o644); err != nil {
 		return nil, fmt.Errorf("create destination: %w", err)
 	}
-	return pathrs.OpenatInRoot(r.root, dest)
+	return openInRoot(r.root, dest)
 }
 
 // mkdirAll resolves the directory p inside the rootfs, creating what is
-// missing. pathrs-lite does not create through a dangling symlink; for one
+// missing. mkdirAllInRoot does not create through a dangling symlink; for one
 // (an image's /dev -> /some/dir that the image lacks), the symlinks are
 // resolved as if the rootfs were / and the directories made there, so the
 // result is the one the container will see, and never a host directory.
 func (r *rootfsMounter) mkdirAll(p string) (*os.File, error) {
-	f, err := pathrs.MkdirAllHandle(r.root, p, 0o755)
+	f, err := mkdirAllInRoot(r.root, p, 0o755)
 	if err == nil || !errors.Is(err, unix.ENOTDIR) {
 		return f, err
 	}
@@ -158,7 +157,7 @@ func (r *rootfsMounter) mkdirAll(p string) (*os.File, error) {
 	if rerr != nil || resolved == filepath.Join("/", p) {
 		return nil, err
 	}
-	return pathrs.MkdirAllHandle(r.root, resolved, 0o755)
+	return mkdirAllInRoot(r.root, resolved, 0o755)
 }
 
 // resolveLexically follows the symlinks of p inside the rootfs, dangling
@@ -201,7 +200,7 @@ func (r *rootfsMounter) openDirNoFollow(dest, fstype string) (*os.File, error) {
 // reopen resolves dest again after a mount, so the handle is on the new
 // mount rather than on the directory underneath it.
 func (r *rootfsMounter) reopen(dest string) (*os.File, error) {
-	return pathrs.OpenatInRoot(r.root, dest)
+	return openInRoot(r.root, dest)
 }
 
 // checkProcDest refuses mounts that would cover procfs files: only a proc
