@@ -15,8 +15,9 @@ package libbox
 //
 // This file also holds the helpers every stage uses.
 // Every path that comes from the config or from the image is resolved inside
-// the rootfs through an open handle (pathrs-lite: openat2 RESOLVE_IN_ROOT or
-// an emulation of it), and the mount goes onto that handle, never onto a
+// the rootfs through an open handle (openat2 RESOLVE_IN_ROOT, inroot_linux.go;
+// pathrs-lite's user-space emulation where openat2 is refused), and the
+// mount goes onto that handle, never onto a
 // path string that the kernel would resolve a second time (CVE-2021-30465,
 // CVE-2026-41579). Before the pivot the handle is named by its
 // /proc/self/fd/N magic link (/proc is still the host's, checked to be
