@@ -181,13 +181,14 @@ demo-bundle:
 # A short coverage-guided pass over each go test -fuzz target, from the
 # seed corpora in specconv/ and libbox/testdata/fuzz/: config.json ->
 # libbox.Config, the state.json reader, and the network allowlist's parsers
-# (TLS SNI and HTTP Host, DNS queries, rules, the proxy's request heads).
+# (TLS SNI and HTTP Host, DNS queries, rules, the proxy's request heads),
+# and the init config's binary decoder.
 # FUZZTIME=5m for a longer one.
 FUZZTIME ?= 20s
 .PHONY: fuzz
 FUZZ_TARGETS := ./specconv:FuzzFromSpec ./libbox:FuzzParseState \
 	./libbox:FuzzSniff ./libbox:FuzzDNSAnswer ./libbox:FuzzNetRule \
-	./libbox:FuzzProxyRequest
+	./libbox:FuzzProxyRequest ./libbox:FuzzCodecDecode
 # Every target runs even if one fails; the last line counts them
 # (scripts/fuzz.sh, which also tells Go 1.26's end-of-run deadline race
 # from a finding).

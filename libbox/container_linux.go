@@ -786,7 +786,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts, configS
 	}
 	ic.State = ociState(id, cfg, Creating, p.pid, p.created, p.owner)
 	state := marshalState(ic.State)
-	if err := child.sock.send(syncMsg{Type: syncConfig, Config: ic}); err != nil {
+	if err := child.sock.sendConfig(ic); err != nil {
 		return nil, err
 	}
 	if err := sendMountSources(child.sock, srcs); err != nil {

@@ -12,7 +12,9 @@ package libbox
 //	parent  usermap-ok    -                       ... done
 //	C       pid=N         -                       init's pid; the C stage has exited
 //	C       error=TEXT    -                       the C stage failed
-//	parent  config        initConfig              what init must set up
+//	parent  config        initConfig              what init must set up; binary
+//	                      (codec.go), not JSON    (its first byte, codecVersion,
+//	                                              is never a JSON message's '{')
 //	parent  (mount trees) 1-byte packet with      the bind sources the runtime
 //	                      fds (SCM_RIGHTS)        opened, when MountSources
 //	                                              lists any (mountsrc_linux.go)
@@ -186,6 +188,13 @@ func (s *syncSocket) send(m syncMsg) error {
 	return s.sendRaw(b)
 }
 
+// sendConfig sends init its config, in the binary codec: init is a new
+// process on every start, and decoding JSON there means building the
+// decoders of every type under Config first (codec.go).
+func (s *syncSocket) sendConfig(ic *initConfig) error {
+	return s.sendRaw(encodeInitConfig(ic))
+}
+
 func (s *syncSocket) sendRaw(b []byte) error {
 	if s.f == nil {
 		return errSyncClosed
@@ -238,6 +247,13 @@ func (s *syncSocket) recv() (syncMsg, error) {
 	b, err := s.recvRaw()
 	if err != nil {
 		return m, err
+	}
+	if b[0] == codecVersion {
+		ic, err := decodeInitConfig(b)
+		if err != nil {
+			return m, fmt.Errorf("decode sync message: %w", err)
+		}
+		return syncMsg{Type: syncConfig, Config: ic}, nil
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, fmt.Errorf("decode sync message: %w", err)

@@ -1,0 +1,216 @@
+package libbox
+
+// A binary codec for the init config, which the runtime sends init on
+// every container start (sync.go). encoding/json, like every
+// reflection-based codec, builds its per-type encoders the first time a
+// process meets a type, and init is a new process each time: decoding the
+// ~100 types under Config cost a sandbox's init 0.6 ms, four times what
+// the decoding itself takes. The functions in codec_gen.go are generated
+// from the types (codec_gen_test.go; `go test ./libbox -run
+// TestCodecGenerated -update` after a change to one), so no field can be
+// forgotten, and TestCodecMatchesJSON holds the result to what a JSON
+// round trip of the same value gives.
+//
+// The format: unsigned integers and lengths as uvarints, signed integers
+// as zig-zag varints, a bool as one byte, a string as its length and
+// bytes; a slice or map as 0 for nil or its length plus one, then its
+// elements (a map's in key, value pairs); a pointer as one byte, 0 for
+// nil, then what it points to; a struct as its exported fields in order,
+// except those JSON skips (`json:"-"`). A slice or map under an omitempty
+// tag is sent as nil when empty, as JSON would leave it out. Both ends are
+// the same binary (init is the runtime re-executed), so there is no schema
+// evolution; the version byte only turns a mix-up into an error.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// codecVersion is the first byte of every encoded value; a value of
+// another version is refused, never misread.
+const codecVersion = 1
+
+var errCodecShort = errors.New("truncated")
+
+type binEncoder struct{ b []byte }
+
+func (e *binEncoder) uint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *binEncoder) int(v int64)   { e.b = binary.AppendVarint(e.b, v) }
+
+func (e *binEncoder) bool(v bool) {
+	if v {
+		e.b = append(e.b, 1)
+	} else {
+		e.b = append(e.b, 0)
+	}
+}
+
+func (e *binEncoder) str(s string) {
+	e.uint(uint64(len(s)))
+	e.b = append(e.b, s...)
+}
+
+// len writes a slice's or map's length: 0 for nil, n+1 otherwise.
+func (e *binEncoder) len(n int, isNil bool) {
+	if isNil {
+		e.uint(0)
+		return
+	}
+	e.uint(uint64(n) + 1)
+}
+
+func (e *binEncoder) bytes(b []byte, omitEmpty bool) {
+	e.len(len(b), b == nil || omitEmpty && len(b) == 0)
+	e.b = append(e.b, b...)
+}
+
+// time writes t to the nanosecond, in no zone (init reads it in its
+// own); the zero time stays the zero time.
+func (e *binEncoder) time(t time.Time) {
+	e.bool(t.IsZero())
+	if !t.IsZero() {
+		e.int(t.Unix())
+		e.int(int64(t.Nanosecond()))
+	}
+}
+
+// binDecoder reads what binEncoder wrote. The first error sticks: every
+// later read returns a zero value, and err says what went wrong where.
+type binDecoder struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (d *binDecoder) fail(err error) {
+	if d.err == nil {
+		d.err = fmt.Errorf("at byte %d: %w", d.off, err)
+	}
+}
+
+func (d *binDecoder) uint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.fail(errCodecShort)
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *binDecoder) int() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b[d.off:])
+	if n <= 0 {
+		d.fail(errCodecShort)
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *binDecoder) bool() bool {
+	if d.err != nil {
+		return false
+	}
+	if d.off >= len(d.b) || d.b[d.off] > 1 {
+		d.fail(errors.New("not a bool"))
+		return false
+	}
+	d.off++
+	return d.b[d.off-1] == 1
+}
+
+// count reads a length of at most what is left of the input (every
+// element takes at least one byte), so a corrupt length never allocates
+// more than the input's size; plus is what the encoder added to it.
+func (d *binDecoder) count(plus uint64) uint64 {
+	v := d.uint()
+	if v >= plus && v-plus > uint64(len(d.b)-d.off) {
+		d.fail(errCodecShort)
+		return 0
+	}
+	return v
+}
+
+func (d *binDecoder) str() string {
+	n := int(d.count(0))
+	if d.err != nil {
+		return ""
+	}
+	d.off += n
+	return string(d.b[d.off-n : d.off])
+}
+
+// len reads a slice's or map's length; nil reports a nil one.
+func (d *binDecoder) len() (n int, isNil bool) {
+	v := d.count(1)
+	if v == 0 || d.err != nil {
+		return 0, true
+	}
+	return int(v - 1), false
+}
+
+func (d *binDecoder) bytes() []byte {
+	n, isNil := d.len()
+	if isNil || d.err != nil {
+		return nil
+	}
+	d.off += n
+	return append([]byte{}, d.b[d.off-n:d.off]...)
+}
+
+func (d *binDecoder) time() time.Time {
+	if d.bool() {
+		return time.Time{}
+	}
+	sec := d.int()
+	nsec := d.int()
+	if d.err != nil || nsec < 0 || nsec >= int64(time.Second) {
+		d.fail(errors.New("not a time"))
+		return time.Time{}
+	}
+	return time.Unix(sec, nsec)
+}
+
+// encodeBinary prefixes what enc writes with the codec's version.
+func encodeBinary(enc func(*binEncoder)) []byte {
+	e := binEncoder{b: make([]byte, 0, 4096)}
+	e.b = append(e.b, codecVersion)
+	enc(&e)
+	return e.b
+}
+
+// decodeBinary checks the version, runs dec, and fails on anything left
+// over or read past.
+func decodeBinary(b []byte, dec func(*binDecoder)) error {
+	if len(b) == 0 || b[0] != codecVersion {
+		return fmt.Errorf("not a version %d encoding", codecVersion)
+	}
+	d := binDecoder{b: b, off: 1}
+	dec(&d)
+	if d.err == nil && d.off != len(d.b) {
+		d.fail(errors.New("trailing bytes"))
+	}
+	return d.err
+}
+
+// encodeInitConfig and decodeInitConfig are the init config's codec.
+func encodeInitConfig(ic *initConfig) []byte {
+	return encodeBinary(func(e *binEncoder) { e.encInitConfig(ic) })
+}
+
+func decodeInitConfig(b []byte) (*initConfig, error) {
+	ic := new(initConfig)
+	if err := decodeBinary(b, func(d *binDecoder) { d.decInitConfig(ic) }); err != nil {
+		return nil, fmt.Errorf("decode init config: %w", err)
+	}
+	return ic, nil
+}
