@@ -1,7 +1,7 @@
 package libbox
 
-// A binary codec for the init config, which the runtime sends init on
-// every container start (sync.go). encoding/json, like every
+// A binary codec for the init config and the exec config, which the
+// runtime sends init on every container start and every exec (sync.go). encoding/json, like every
 // reflection-based codec, builds its per-type encoders the first time a
 // process meets a type, and init is a new process each time: decoding the
 // ~100 types under Config cost a sandbox's init 0.6 ms, four times what
@@ -29,8 +29,13 @@ import (
 )
 
 // codecVersion is the first byte of every encoded value; a value of
-// another version is refused, never misread.
-const codecVersion = 1
+// another version is refused, never misread. The second says what the
+// value is.
+const (
+	codecVersion    = 1
+	codecInitConfig = 'c'
+	codecExecConfig = 'e'
+)
 
 var errCodecShort = errors.New("truncated")
 
@@ -180,21 +185,21 @@ func (d *binDecoder) time() time.Time {
 	return time.Unix(sec, nsec)
 }
 
-// encodeBinary prefixes what enc writes with the codec's version.
-func encodeBinary(enc func(*binEncoder)) []byte {
+// encodeBinary prefixes what enc writes with the codec's version and kind.
+func encodeBinary(kind byte, enc func(*binEncoder)) []byte {
 	e := binEncoder{b: make([]byte, 0, 4096)}
-	e.b = append(e.b, codecVersion)
+	e.b = append(e.b, codecVersion, kind)
 	enc(&e)
 	return e.b
 }
 
-// decodeBinary checks the version, runs dec, and fails on anything left
-// over or read past.
-func decodeBinary(b []byte, dec func(*binDecoder)) error {
-	if len(b) == 0 || b[0] != codecVersion {
-		return fmt.Errorf("not a version %d encoding", codecVersion)
+// decodeBinary checks the version and kind, runs dec, and fails on
+// anything left over or read past.
+func decodeBinary(b []byte, kind byte, dec func(*binDecoder)) error {
+	if len(b) < 2 || b[0] != codecVersion || b[1] != kind {
+		return fmt.Errorf("not a version %d encoding of a %q value", codecVersion, kind)
 	}
-	d := binDecoder{b: b, off: 1}
+	d := binDecoder{b: b, off: 2}
 	dec(&d)
 	if d.err == nil && d.off != len(d.b) {
 		d.fail(errors.New("trailing bytes"))
@@ -202,15 +207,37 @@ func decodeBinary(b []byte, dec func(*binDecoder)) error {
 	return d.err
 }
 
-// encodeInitConfig and decodeInitConfig are the init config's codec.
 func encodeInitConfig(ic *initConfig) []byte {
-	return encodeBinary(func(e *binEncoder) { e.encInitConfig(ic) })
+	return encodeBinary(codecInitConfig, func(e *binEncoder) { e.encInitConfig(ic) })
 }
 
 func decodeInitConfig(b []byte) (*initConfig, error) {
 	ic := new(initConfig)
-	if err := decodeBinary(b, func(d *binDecoder) { d.decInitConfig(ic) }); err != nil {
+	if err := decodeBinary(b, codecInitConfig, func(d *binDecoder) { d.decInitConfig(ic) }); err != nil {
 		return nil, fmt.Errorf("decode init config: %w", err)
 	}
 	return ic, nil
+}
+
+func encodeExecConfig(ec *execConfig) []byte {
+	return encodeBinary(codecExecConfig, func(e *binEncoder) { e.encExecConfig(ec) })
+}
+
+func decodeExecConfig(b []byte) (*execConfig, error) {
+	ec := new(execConfig)
+	if err := decodeBinary(b, codecExecConfig, func(d *binDecoder) { d.decExecConfig(ec) }); err != nil {
+		return nil, fmt.Errorf("decode exec config: %w", err)
+	}
+	return ec, nil
+}
+
+// decodeSyncBinary is the sync message a binary packet carries: a config
+// or an exec.
+func decodeSyncBinary(b []byte) (syncMsg, error) {
+	if len(b) >= 2 && b[1] == codecExecConfig {
+		ec, err := decodeExecConfig(b)
+		return syncMsg{Type: syncExec, Exec: ec}, err
+	}
+	ic, err := decodeInitConfig(b)
+	return syncMsg{Type: syncConfig, Config: ic}, err
 }

@@ -56,6 +56,38 @@ func (d *binDecoder) decInitConfig(v *initConfig) {
 	v.SeccompFilter = d.bytes()
 }
 
+func (e *binEncoder) encExecConfig(v *execConfig) {
+	e.encPtrProcess(v.Process)
+	e.bool(v.Rootless)
+	e.int(int64(v.ConsoleSocketFd))
+	e.int(int64(v.ExeFd))
+	e.int(int64(v.PreserveFds))
+	e.bool(v.ControllingTTY)
+	e.bool(v.Subreaper)
+	e.encPtrSeccomp(v.Seccomp)
+	e.encPtrLandlock(v.Landlock)
+	e.encPtrPersonality(v.Personality)
+	e.encPtrMemoryPolicy(v.MemoryPolicy)
+	e.bytes(v.State, true)
+	e.str(v.LogLevel)
+}
+
+func (d *binDecoder) decExecConfig(v *execConfig) {
+	v.Process = d.decPtrProcess()
+	v.Rootless = d.bool()
+	v.ConsoleSocketFd = int(d.int())
+	v.ExeFd = int(d.int())
+	v.PreserveFds = int(d.int())
+	v.ControllingTTY = d.bool()
+	v.Subreaper = d.bool()
+	v.Seccomp = d.decPtrSeccomp()
+	v.Landlock = d.decPtrLandlock()
+	v.Personality = d.decPtrPersonality()
+	v.MemoryPolicy = d.decPtrMemoryPolicy()
+	v.State = d.bytes()
+	v.LogLevel = d.str()
+}
+
 func (e *binEncoder) encPtrConfig(v *Config) {
 	e.bool(v != nil)
 	if v != nil {
@@ -104,6 +136,86 @@ func (d *binDecoder) decPtrOCIState() *OCIState {
 	}
 	v := new(OCIState)
 	d.decOCIState(&(*v))
+	return v
+}
+
+func (e *binEncoder) encPtrProcess(v *Process) {
+	e.bool(v != nil)
+	if v != nil {
+		e.encProcess(&(*v))
+	}
+}
+
+func (d *binDecoder) decPtrProcess() *Process {
+	if !d.bool() {
+		return nil
+	}
+	v := new(Process)
+	d.decProcess(&(*v))
+	return v
+}
+
+func (e *binEncoder) encPtrSeccomp(v *Seccomp) {
+	e.bool(v != nil)
+	if v != nil {
+		e.encSeccomp(&(*v))
+	}
+}
+
+func (d *binDecoder) decPtrSeccomp() *Seccomp {
+	if !d.bool() {
+		return nil
+	}
+	v := new(Seccomp)
+	d.decSeccomp(&(*v))
+	return v
+}
+
+func (e *binEncoder) encPtrLandlock(v *Landlock) {
+	e.bool(v != nil)
+	if v != nil {
+		e.encLandlock(&(*v))
+	}
+}
+
+func (d *binDecoder) decPtrLandlock() *Landlock {
+	if !d.bool() {
+		return nil
+	}
+	v := new(Landlock)
+	d.decLandlock(&(*v))
+	return v
+}
+
+func (e *binEncoder) encPtrPersonality(v *Personality) {
+	e.bool(v != nil)
+	if v != nil {
+		e.uint(uint64((*v)))
+	}
+}
+
+func (d *binDecoder) decPtrPersonality() *Personality {
+	if !d.bool() {
+		return nil
+	}
+	v := new(Personality)
+	(*v) = Personality(d.uint())
+	return v
+}
+
+func (e *binEncoder) encPtrMemoryPolicy(v *MemoryPolicy) {
+	e.bool(v != nil)
+	if v != nil {
+		e.encMemoryPolicy(&(*v))
+	}
+}
+
+func (d *binDecoder) decPtrMemoryPolicy() *MemoryPolicy {
+	if !d.bool() {
+		return nil
+	}
+	v := new(MemoryPolicy)
+	d.decMemoryPolicy(&(*v))
 	return v
 }
 
@@ -195,6 +307,92 @@ func (d *binDecoder) decOCIState(v *OCIState) {
 	v.Created = d.time()
 	v.Owner = d.str()
 	v.Annotations = d.decMapStringString()
+}
+
+func (e *binEncoder) encProcess(v *Process) {
+	e.encSliceString(v.Args, false)
+	e.encSliceString(v.Env, true)
+	e.str(v.Cwd)
+	e.encUser(&v.User)
+	e.bool(v.Terminal)
+	e.uint(uint64(v.ConsoleWidth))
+	e.uint(uint64(v.ConsoleHeight))
+	e.encPtrCapabilities(v.Capabilities)
+	e.encSliceRlimit(v.Rlimits, true)
+	e.bool(v.NoNewPrivileges)
+	e.encPtrInt(v.OOMScoreAdj)
+	e.str(v.AppArmorProfile)
+	e.encPtrScheduler(v.Scheduler)
+	e.encPtrIOPriority(v.IOPriority)
+	e.encPtrCPUAffinity(v.ExecCPUAffinity)
+}
+
+func (d *binDecoder) decProcess(v *Process) {
+	v.Args = d.decSliceString()
+	v.Env = d.decSliceString()
+	v.Cwd = d.str()
+	d.decUser(&v.User)
+	v.Terminal = d.bool()
+	v.ConsoleWidth = uint(d.uint())
+	v.ConsoleHeight = uint(d.uint())
+	v.Capabilities = d.decPtrCapabilities()
+	v.Rlimits = d.decSliceRlimit()
+	v.NoNewPrivileges = d.bool()
+	v.OOMScoreAdj = d.decPtrInt()
+	v.AppArmorProfile = d.str()
+	v.Scheduler = d.decPtrScheduler()
+	v.IOPriority = d.decPtrIOPriority()
+	v.ExecCPUAffinity = d.decPtrCPUAffinity()
+}
+
+func (e *binEncoder) encSeccomp(v *Seccomp) {
+	e.str(string(v.DefaultAction))
+	e.encPtrUint(v.DefaultErrno)
+	e.encSliceString(v.Architectures, true)
+	e.encSliceSeccompFlag(v.Flags, true)
+	e.str(v.ListenerPath)
+	e.str(v.ListenerMetadata)
+	e.encSliceSeccompRule(v.Syscalls, true)
+}
+
+func (d *binDecoder) decSeccomp(v *Seccomp) {
+	v.DefaultAction = SeccompAction(d.str())
+	v.DefaultErrno = d.decPtrUint()
+	v.Architectures = d.decSliceString()
+	v.Flags = d.decSliceSeccompFlag()
+	v.ListenerPath = d.str()
+	v.ListenerMetadata = d.str()
+	v.Syscalls = d.decSliceSeccompRule()
+}
+
+func (e *binEncoder) encLandlock(v *Landlock) {
+	e.encSliceString(v.ReadOnly, true)
+	e.encSliceString(v.ReadWrite, true)
+	e.bool(v.RestrictNetwork)
+	e.encSliceUint16(v.AllowBind, true)
+	e.encSliceUint16(v.AllowConnect, true)
+	e.bool(v.Required)
+}
+
+func (d *binDecoder) decLandlock(v *Landlock) {
+	v.ReadOnly = d.decSliceString()
+	v.ReadWrite = d.decSliceString()
+	v.RestrictNetwork = d.bool()
+	v.AllowBind = d.decSliceUint16()
+	v.AllowConnect = d.decSliceUint16()
+	v.Required = d.bool()
+}
+
+func (e *binEncoder) encMemoryPolicy(v *MemoryPolicy) {
+	e.int(int64(v.Mode))
+	e.int(int64(v.Flags))
+	e.encSliceUint(v.Nodes, true)
+}
+
+func (d *binDecoder) decMemoryPolicy(v *MemoryPolicy) {
+	v.Mode = int(d.int())
+	v.Flags = int(d.int())
+	v.Nodes = d.decSliceUint()
 }
 
 func (e *binEncoder) encPtrTmpfsRoot(v *TmpfsRoot) {
@@ -380,74 +578,6 @@ func (d *binDecoder) decHooks(v *Hooks) {
 	v.Poststop = d.decSliceHook()
 }
 
-func (e *binEncoder) encProcess(v *Process) {
-	e.encSliceString(v.Args, false)
-	e.encSliceString(v.Env, true)
-	e.str(v.Cwd)
-	e.encUser(&v.User)
-	e.bool(v.Terminal)
-	e.uint(uint64(v.ConsoleWidth))
-	e.uint(uint64(v.ConsoleHeight))
-	e.encPtrCapabilities(v.Capabilities)
-	e.encSliceRlimit(v.Rlimits, true)
-	e.bool(v.NoNewPrivileges)
-	e.encPtrInt(v.OOMScoreAdj)
-	e.str(v.AppArmorProfile)
-	e.encPtrScheduler(v.Scheduler)
-	e.encPtrIOPriority(v.IOPriority)
-	e.encPtrCPUAffinity(v.ExecCPUAffinity)
-}
-
-func (d *binDecoder) decProcess(v *Process) {
-	v.Args = d.decSliceString()
-	v.Env = d.decSliceString()
-	v.Cwd = d.str()
-	d.decUser(&v.User)
-	v.Terminal = d.bool()
-	v.ConsoleWidth = uint(d.uint())
-	v.ConsoleHeight = uint(d.uint())
-	v.Capabilities = d.decPtrCapabilities()
-	v.Rlimits = d.decSliceRlimit()
-	v.NoNewPrivileges = d.bool()
-	v.OOMScoreAdj = d.decPtrInt()
-	v.AppArmorProfile = d.str()
-	v.Scheduler = d.decPtrScheduler()
-	v.IOPriority = d.decPtrIOPriority()
-	v.ExecCPUAffinity = d.decPtrCPUAffinity()
-}
-
-func (e *binEncoder) encPtrSeccomp(v *Seccomp) {
-	e.bool(v != nil)
-	if v != nil {
-		e.encSeccomp(&(*v))
-	}
-}
-
-func (d *binDecoder) decPtrSeccomp() *Seccomp {
-	if !d.bool() {
-		return nil
-	}
-	v := new(Seccomp)
-	d.decSeccomp(&(*v))
-	return v
-}
-
-func (e *binEncoder) encPtrLandlock(v *Landlock) {
-	e.bool(v != nil)
-	if v != nil {
-		e.encLandlock(&(*v))
-	}
-}
-
-func (d *binDecoder) decPtrLandlock() *Landlock {
-	if !d.bool() {
-		return nil
-	}
-	v := new(Landlock)
-	d.decLandlock(&(*v))
-	return v
-}
-
 func (e *binEncoder) encPtrNetwork(v *Network) {
 	e.bool(v != nil)
 	if v != nil {
@@ -464,38 +594,6 @@ func (d *binDecoder) decPtrNetwork() *Network {
 	return v
 }
 
-func (e *binEncoder) encPtrPersonality(v *Personality) {
-	e.bool(v != nil)
-	if v != nil {
-		e.uint(uint64((*v)))
-	}
-}
-
-func (d *binDecoder) decPtrPersonality() *Personality {
-	if !d.bool() {
-		return nil
-	}
-	v := new(Personality)
-	(*v) = Personality(d.uint())
-	return v
-}
-
-func (e *binEncoder) encPtrMemoryPolicy(v *MemoryPolicy) {
-	e.bool(v != nil)
-	if v != nil {
-		e.encMemoryPolicy(&(*v))
-	}
-}
-
-func (d *binDecoder) decPtrMemoryPolicy() *MemoryPolicy {
-	if !d.bool() {
-		return nil
-	}
-	v := new(MemoryPolicy)
-	d.decMemoryPolicy(&(*v))
-	return v
-}
-
 func (e *binEncoder) encPtrCgroupsResources(v *cgroups.Resources) {
 	e.bool(v != nil)
 	if v != nil {
@@ -509,117 +607,6 @@ func (d *binDecoder) decPtrCgroupsResources() *cgroups.Resources {
 	}
 	v := new(cgroups.Resources)
 	d.decCgroupsResources(&(*v))
-	return v
-}
-
-func (e *binEncoder) encTmpfsRoot(v *TmpfsRoot) {
-	e.int(v.Size)
-	e.encSliceSymlink(v.Symlinks, true)
-}
-
-func (d *binDecoder) decTmpfsRoot(v *TmpfsRoot) {
-	v.Size = d.int()
-	v.Symlinks = d.decSliceSymlink()
-}
-
-func (e *binEncoder) encNamespace(v *Namespace) {
-	e.str(string(v.Type))
-	e.str(v.Path)
-}
-
-func (d *binDecoder) decNamespace(v *Namespace) {
-	v.Type = NamespaceType(d.str())
-	v.Path = d.str()
-}
-
-func (e *binEncoder) encTimeOffset(v *TimeOffset) {
-	e.int(v.Secs)
-	e.uint(uint64(v.Nanosecs))
-}
-
-func (d *binDecoder) decTimeOffset(v *TimeOffset) {
-	v.Secs = d.int()
-	v.Nanosecs = uint32(d.uint())
-}
-
-func (e *binEncoder) encIDMap(v *IDMap) {
-	e.uint(uint64(v.ContainerID))
-	e.uint(uint64(v.HostID))
-	e.uint(uint64(v.Size))
-}
-
-func (d *binDecoder) decIDMap(v *IDMap) {
-	v.ContainerID = uint32(d.uint())
-	v.HostID = uint32(d.uint())
-	v.Size = uint32(d.uint())
-}
-
-func (e *binEncoder) encMount(v *Mount) {
-	e.str(v.Source)
-	e.str(v.Destination)
-	e.str(v.Type)
-	e.int(int64(v.Flags))
-	e.int(int64(v.ClearedFlags))
-	e.encSliceInt(v.PropagationFlags, true)
-	e.str(v.Data)
-	e.bool(v.CopyUp)
-	e.bool(v.RecursiveReadonly)
-	e.uint(v.RecAttrSet)
-	e.uint(v.RecAttrClr)
-	e.encPtrMountIDMap(v.IDMap)
-}
-
-func (d *binDecoder) decMount(v *Mount) {
-	v.Source = d.str()
-	v.Destination = d.str()
-	v.Type = d.str()
-	v.Flags = int(d.int())
-	v.ClearedFlags = int(d.int())
-	v.PropagationFlags = d.decSliceInt()
-	v.Data = d.str()
-	v.CopyUp = d.bool()
-	v.RecursiveReadonly = d.bool()
-	v.RecAttrSet = d.uint()
-	v.RecAttrClr = d.uint()
-	v.IDMap = d.decPtrMountIDMap()
-}
-
-func (e *binEncoder) encDevice(v *Device) {
-	e.int(int64(v.Type))
-	e.str(v.Path)
-	e.int(v.Major)
-	e.int(v.Minor)
-	e.uint(uint64(v.FileMode))
-	e.uint(uint64(v.UID))
-	e.uint(uint64(v.GID))
-}
-
-func (d *binDecoder) decDevice(v *Device) {
-	v.Type = int32(d.int())
-	v.Path = d.str()
-	v.Major = d.int()
-	v.Minor = d.int()
-	v.FileMode = fs.FileMode(d.uint())
-	v.UID = uint32(d.uint())
-	v.GID = uint32(d.uint())
-}
-
-func (e *binEncoder) encSliceHook(v []Hook, omitEmpty bool) {
-	e.len(len(v), v == nil || omitEmpty && len(v) == 0)
-	for i := range v {
-		e.encHook(&v[i])
-	}
-}
-
-func (d *binDecoder) decSliceHook() []Hook {
-	n, isNil := d.len()
-	if isNil || d.err != nil {
-		return nil
-	}
-	v := make([]Hook, n)
-	for i := range v {
-		d.decHook(&v[i])
-	}
 	return v
 }
 
@@ -736,42 +723,207 @@ func (d *binDecoder) decPtrCPUAffinity() *CPUAffinity {
 	return v
 }
 
-func (e *binEncoder) encSeccomp(v *Seccomp) {
-	e.str(string(v.DefaultAction))
-	e.encPtrUint(v.DefaultErrno)
-	e.encSliceString(v.Architectures, true)
-	e.encSliceSeccompFlag(v.Flags, true)
-	e.str(v.ListenerPath)
-	e.str(v.ListenerMetadata)
-	e.encSliceSeccompRule(v.Syscalls, true)
+func (e *binEncoder) encPtrUint(v *uint) {
+	e.bool(v != nil)
+	if v != nil {
+		e.uint(uint64((*v)))
+	}
 }
 
-func (d *binDecoder) decSeccomp(v *Seccomp) {
-	v.DefaultAction = SeccompAction(d.str())
-	v.DefaultErrno = d.decPtrUint()
-	v.Architectures = d.decSliceString()
-	v.Flags = d.decSliceSeccompFlag()
-	v.ListenerPath = d.str()
-	v.ListenerMetadata = d.str()
-	v.Syscalls = d.decSliceSeccompRule()
+func (d *binDecoder) decPtrUint() *uint {
+	if !d.bool() {
+		return nil
+	}
+	v := new(uint)
+	(*v) = uint(d.uint())
+	return v
 }
 
-func (e *binEncoder) encLandlock(v *Landlock) {
-	e.encSliceString(v.ReadOnly, true)
-	e.encSliceString(v.ReadWrite, true)
-	e.bool(v.RestrictNetwork)
-	e.encSliceUint16(v.AllowBind, true)
-	e.encSliceUint16(v.AllowConnect, true)
-	e.bool(v.Required)
+func (e *binEncoder) encSliceSeccompFlag(v []SeccompFlag, omitEmpty bool) {
+	e.len(len(v), v == nil || omitEmpty && len(v) == 0)
+	for i := range v {
+		e.str(string(v[i]))
+	}
 }
 
-func (d *binDecoder) decLandlock(v *Landlock) {
-	v.ReadOnly = d.decSliceString()
-	v.ReadWrite = d.decSliceString()
-	v.RestrictNetwork = d.bool()
-	v.AllowBind = d.decSliceUint16()
-	v.AllowConnect = d.decSliceUint16()
-	v.Required = d.bool()
+func (d *binDecoder) decSliceSeccompFlag() []SeccompFlag {
+	n, isNil := d.len()
+	if isNil || d.err != nil {
+		return nil
+	}
+	v := make([]SeccompFlag, n)
+	for i := range v {
+		v[i] = SeccompFlag(d.str())
+	}
+	return v
+}
+
+func (e *binEncoder) encSliceSeccompRule(v []SeccompRule, omitEmpty bool) {
+	e.len(len(v), v == nil || omitEmpty && len(v) == 0)
+	for i := range v {
+		e.encSeccompRule(&v[i])
+	}
+}
+
+func (d *binDecoder) decSliceSeccompRule() []SeccompRule {
+	n, isNil := d.len()
+	if isNil || d.err != nil {
+		return nil
+	}
+	v := make([]SeccompRule, n)
+	for i := range v {
+		d.decSeccompRule(&v[i])
+	}
+	return v
+}
+
+func (e *binEncoder) encSliceUint16(v []uint16, omitEmpty bool) {
+	e.len(len(v), v == nil || omitEmpty && len(v) == 0)
+	for i := range v {
+		e.uint(uint64(v[i]))
+	}
+}
+
+func (d *binDecoder) decSliceUint16() []uint16 {
+	n, isNil := d.len()
+	if isNil || d.err != nil {
+		return nil
+	}
+	v := make([]uint16, n)
+	for i := range v {
+		v[i] = uint16(d.uint())
+	}
+	return v
+}
+
+func (e *binEncoder) encSliceUint(v []uint, omitEmpty bool) {
+	e.len(len(v), v == nil || omitEmpty && len(v) == 0)
+	for i := range v {
+		e.uint(uint64(v[i]))
+	}
+}
+
+func (d *binDecoder) decSliceUint() []uint {
+	n, isNil := d.len()
+	if isNil || d.err != nil {
+		return nil
+	}
+	v := make([]uint, n)
+	for i := range v {
+		v[i] = uint(d.uint())
+	}
+	return v
+}
+
+func (e *binEncoder) encTmpfsRoot(v *TmpfsRoot) {
+	e.int(v.Size)
+	e.encSliceSymlink(v.Symlinks, true)
+}
+
+func (d *binDecoder) decTmpfsRoot(v *TmpfsRoot) {
+	v.Size = d.int()
+	v.Symlinks = d.decSliceSymlink()
+}
+
+func (e *binEncoder) encNamespace(v *Namespace) {
+	e.str(string(v.Type))
+	e.str(v.Path)
+}
+
+func (d *binDecoder) decNamespace(v *Namespace) {
+	v.Type = NamespaceType(d.str())
+	v.Path = d.str()
+}
+
+func (e *binEncoder) encTimeOffset(v *TimeOffset) {
+	e.int(v.Secs)
+	e.uint(uint64(v.Nanosecs))
+}
+
+func (d *binDecoder) decTimeOffset(v *TimeOffset) {
+	v.Secs = d.int()
+	v.Nanosecs = uint32(d.uint())
+}
+
+func (e *binEncoder) encIDMap(v *IDMap) {
+	e.uint(uint64(v.ContainerID))
+	e.uint(uint64(v.HostID))
+	e.uint(uint64(v.Size))
+}
+
+func (d *binDecoder) decIDMap(v *IDMap) {
+	v.ContainerID = uint32(d.uint())
+	v.HostID = uint32(d.uint())
+	v.Size = uint32(d.uint())
+}
+
+func (e *binEncoder) encMount(v *Mount) {
+	e.str(v.Source)
+	e.str(v.Destination)
+	e.str(v.Type)
+	e.int(int64(v.Flags))
+	e.int(int64(v.ClearedFlags))
+	e.encSliceInt(v.PropagationFlags, true)
+	e.str(v.Data)
+	e.bool(v.CopyUp)
+	e.bool(v.RecursiveReadonly)
+	e.uint(v.RecAttrSet)
+	e.uint(v.RecAttrClr)
+	e.encPtrMountIDMap(v.IDMap)
+}
+
+func (d *binDecoder) decMount(v *Mount) {
+	v.Source = d.str()
+	v.Destination = d.str()
+	v.Type = d.str()
+	v.Flags = int(d.int())
+	v.ClearedFlags = int(d.int())
+	v.PropagationFlags = d.decSliceInt()
+	v.Data = d.str()
+	v.CopyUp = d.bool()
+	v.RecursiveReadonly = d.bool()
+	v.RecAttrSet = d.uint()
+	v.RecAttrClr = d.uint()
+	v.IDMap = d.decPtrMountIDMap()
+}
+
+func (e *binEncoder) encDevice(v *Device) {
+	e.int(int64(v.Type))
+	e.str(v.Path)
+	e.int(v.Major)
+	e.int(v.Minor)
+	e.uint(uint64(v.FileMode))
+	e.uint(uint64(v.UID))
+	e.uint(uint64(v.GID))
+}
+
+func (d *binDecoder) decDevice(v *Device) {
+	v.Type = int32(d.int())
+	v.Path = d.str()
+	v.Major = d.int()
+	v.Minor = d.int()
+	v.FileMode = fs.FileMode(d.uint())
+	v.UID = uint32(d.uint())
+	v.GID = uint32(d.uint())
+}
+
+func (e *binEncoder) encSliceHook(v []Hook, omitEmpty bool) {
+	e.len(len(v), v == nil || omitEmpty && len(v) == 0)
+	for i := range v {
+		e.encHook(&v[i])
+	}
+}
+
+func (d *binDecoder) decSliceHook() []Hook {
+	n, isNil := d.len()
+	if isNil || d.err != nil {
+		return nil
+	}
+	v := make([]Hook, n)
+	for i := range v {
+		d.decHook(&v[i])
+	}
+	return v
 }
 
 func (e *binEncoder) encNetwork(v *Network) {
@@ -788,18 +940,6 @@ func (d *binDecoder) decNetwork(v *Network) {
 	v.Deny = d.decSliceString()
 	v.AllowPrivateTargets = d.bool()
 	v.Hosts = d.decMapStringString()
-}
-
-func (e *binEncoder) encMemoryPolicy(v *MemoryPolicy) {
-	e.int(int64(v.Mode))
-	e.int(int64(v.Flags))
-	e.encSliceUint(v.Nodes, true)
-}
-
-func (d *binDecoder) decMemoryPolicy(v *MemoryPolicy) {
-	v.Mode = int(d.int())
-	v.Flags = int(d.int())
-	v.Nodes = d.decSliceUint()
 }
 
 func (e *binEncoder) encCgroupsResources(v *cgroups.Resources) {
@@ -868,55 +1008,6 @@ func (d *binDecoder) decCgroupsResources(v *cgroups.Resources) {
 	v.CpuWeight = d.uint()
 	v.Unified = d.decMapStringString()
 	v.MemoryCheckBeforeUpdate = d.bool()
-}
-
-func (e *binEncoder) encSliceSymlink(v []Symlink, omitEmpty bool) {
-	e.len(len(v), v == nil || omitEmpty && len(v) == 0)
-	for i := range v {
-		e.encSymlink(&v[i])
-	}
-}
-
-func (d *binDecoder) decSliceSymlink() []Symlink {
-	n, isNil := d.len()
-	if isNil || d.err != nil {
-		return nil
-	}
-	v := make([]Symlink, n)
-	for i := range v {
-		d.decSymlink(&v[i])
-	}
-	return v
-}
-
-func (e *binEncoder) encPtrMountIDMap(v *MountIDMap) {
-	e.bool(v != nil)
-	if v != nil {
-		e.encMountIDMap(&(*v))
-	}
-}
-
-func (d *binDecoder) decPtrMountIDMap() *MountIDMap {
-	if !d.bool() {
-		return nil
-	}
-	v := new(MountIDMap)
-	d.decMountIDMap(&(*v))
-	return v
-}
-
-func (e *binEncoder) encHook(v *Hook) {
-	e.str(v.Path)
-	e.encSliceString(v.Args, true)
-	e.encSliceString(v.Env, true)
-	e.int(int64(v.Timeout))
-}
-
-func (d *binDecoder) decHook(v *Hook) {
-	v.Path = d.str()
-	v.Args = d.decSliceString()
-	v.Env = d.decSliceString()
-	v.Timeout = time.Duration(d.int())
 }
 
 func (e *binEncoder) encSliceUint32(v []uint32, omitEmpty bool) {
@@ -1022,96 +1113,67 @@ func (d *binDecoder) decCPUAffinity(v *CPUAffinity) {
 	v.Final = d.decSliceInt()
 }
 
-func (e *binEncoder) encPtrUint(v *uint) {
-	e.bool(v != nil)
-	if v != nil {
-		e.uint(uint64((*v)))
+func (e *binEncoder) encSeccompRule(v *SeccompRule) {
+	e.encSliceString(v.Names, false)
+	e.str(string(v.Action))
+	e.encPtrUint(v.Errno)
+	e.encSliceSeccompArg(v.Args, true)
+}
+
+func (d *binDecoder) decSeccompRule(v *SeccompRule) {
+	v.Names = d.decSliceString()
+	v.Action = SeccompAction(d.str())
+	v.Errno = d.decPtrUint()
+	v.Args = d.decSliceSeccompArg()
+}
+
+func (e *binEncoder) encSliceSymlink(v []Symlink, omitEmpty bool) {
+	e.len(len(v), v == nil || omitEmpty && len(v) == 0)
+	for i := range v {
+		e.encSymlink(&v[i])
 	}
 }
 
-func (d *binDecoder) decPtrUint() *uint {
+func (d *binDecoder) decSliceSymlink() []Symlink {
+	n, isNil := d.len()
+	if isNil || d.err != nil {
+		return nil
+	}
+	v := make([]Symlink, n)
+	for i := range v {
+		d.decSymlink(&v[i])
+	}
+	return v
+}
+
+func (e *binEncoder) encPtrMountIDMap(v *MountIDMap) {
+	e.bool(v != nil)
+	if v != nil {
+		e.encMountIDMap(&(*v))
+	}
+}
+
+func (d *binDecoder) decPtrMountIDMap() *MountIDMap {
 	if !d.bool() {
 		return nil
 	}
-	v := new(uint)
-	(*v) = uint(d.uint())
+	v := new(MountIDMap)
+	d.decMountIDMap(&(*v))
 	return v
 }
 
-func (e *binEncoder) encSliceSeccompFlag(v []SeccompFlag, omitEmpty bool) {
-	e.len(len(v), v == nil || omitEmpty && len(v) == 0)
-	for i := range v {
-		e.str(string(v[i]))
-	}
+func (e *binEncoder) encHook(v *Hook) {
+	e.str(v.Path)
+	e.encSliceString(v.Args, true)
+	e.encSliceString(v.Env, true)
+	e.int(int64(v.Timeout))
 }
 
-func (d *binDecoder) decSliceSeccompFlag() []SeccompFlag {
-	n, isNil := d.len()
-	if isNil || d.err != nil {
-		return nil
-	}
-	v := make([]SeccompFlag, n)
-	for i := range v {
-		v[i] = SeccompFlag(d.str())
-	}
-	return v
-}
-
-func (e *binEncoder) encSliceSeccompRule(v []SeccompRule, omitEmpty bool) {
-	e.len(len(v), v == nil || omitEmpty && len(v) == 0)
-	for i := range v {
-		e.encSeccompRule(&v[i])
-	}
-}
-
-func (d *binDecoder) decSliceSeccompRule() []SeccompRule {
-	n, isNil := d.len()
-	if isNil || d.err != nil {
-		return nil
-	}
-	v := make([]SeccompRule, n)
-	for i := range v {
-		d.decSeccompRule(&v[i])
-	}
-	return v
-}
-
-func (e *binEncoder) encSliceUint16(v []uint16, omitEmpty bool) {
-	e.len(len(v), v == nil || omitEmpty && len(v) == 0)
-	for i := range v {
-		e.uint(uint64(v[i]))
-	}
-}
-
-func (d *binDecoder) decSliceUint16() []uint16 {
-	n, isNil := d.len()
-	if isNil || d.err != nil {
-		return nil
-	}
-	v := make([]uint16, n)
-	for i := range v {
-		v[i] = uint16(d.uint())
-	}
-	return v
-}
-
-func (e *binEncoder) encSliceUint(v []uint, omitEmpty bool) {
-	e.len(len(v), v == nil || omitEmpty && len(v) == 0)
-	for i := range v {
-		e.uint(uint64(v[i]))
-	}
-}
-
-func (d *binDecoder) decSliceUint() []uint {
-	n, isNil := d.len()
-	if isNil || d.err != nil {
-		return nil
-	}
-	v := make([]uint, n)
-	for i := range v {
-		v[i] = uint(d.uint())
-	}
-	return v
+func (d *binDecoder) decHook(v *Hook) {
+	v.Path = d.str()
+	v.Args = d.decSliceString()
+	v.Env = d.decSliceString()
+	v.Timeout = time.Duration(d.int())
 }
 
 func (e *binEncoder) encSlicePtrConfigRule(v []*config.Rule, omitEmpty bool) {
@@ -1268,6 +1330,25 @@ func (d *binDecoder) decMapStringCgroupsLinuxRdma() map[string]cgroups.LinuxRdma
 	return v
 }
 
+func (e *binEncoder) encSliceSeccompArg(v []SeccompArg, omitEmpty bool) {
+	e.len(len(v), v == nil || omitEmpty && len(v) == 0)
+	for i := range v {
+		e.encSeccompArg(&v[i])
+	}
+}
+
+func (d *binDecoder) decSliceSeccompArg() []SeccompArg {
+	n, isNil := d.len()
+	if isNil || d.err != nil {
+		return nil
+	}
+	v := make([]SeccompArg, n)
+	for i := range v {
+		d.decSeccompArg(&v[i])
+	}
+	return v
+}
+
 func (e *binEncoder) encSymlink(v *Symlink) {
 	e.str(v.Path)
 	e.str(v.Target)
@@ -1288,20 +1369,6 @@ func (d *binDecoder) decMountIDMap(v *MountIDMap) {
 	v.UIDMappings = d.decSliceIDMap()
 	v.GIDMappings = d.decSliceIDMap()
 	v.Recursive = d.bool()
-}
-
-func (e *binEncoder) encSeccompRule(v *SeccompRule) {
-	e.encSliceString(v.Names, false)
-	e.str(string(v.Action))
-	e.encPtrUint(v.Errno)
-	e.encSliceSeccompArg(v.Args, true)
-}
-
-func (d *binDecoder) decSeccompRule(v *SeccompRule) {
-	v.Names = d.decSliceString()
-	v.Action = SeccompAction(d.str())
-	v.Errno = d.decPtrUint()
-	v.Args = d.decSliceSeccompArg()
 }
 
 func (e *binEncoder) encPtrConfigRule(v *config.Rule) {
@@ -1394,23 +1461,18 @@ func (d *binDecoder) decCgroupsLinuxRdma(v *cgroups.LinuxRdma) {
 	v.HcaObjects = d.decPtrUint32()
 }
 
-func (e *binEncoder) encSliceSeccompArg(v []SeccompArg, omitEmpty bool) {
-	e.len(len(v), v == nil || omitEmpty && len(v) == 0)
-	for i := range v {
-		e.encSeccompArg(&v[i])
-	}
+func (e *binEncoder) encSeccompArg(v *SeccompArg) {
+	e.uint(uint64(v.Index))
+	e.uint(v.Value)
+	e.uint(v.ValueTwo)
+	e.str(string(v.Op))
 }
 
-func (d *binDecoder) decSliceSeccompArg() []SeccompArg {
-	n, isNil := d.len()
-	if isNil || d.err != nil {
-		return nil
-	}
-	v := make([]SeccompArg, n)
-	for i := range v {
-		d.decSeccompArg(&v[i])
-	}
-	return v
+func (d *binDecoder) decSeccompArg(v *SeccompArg) {
+	v.Index = uint(d.uint())
+	v.Value = d.uint()
+	v.ValueTwo = d.uint()
+	v.Op = SeccompOp(d.str())
 }
 
 func (e *binEncoder) encConfigRule(v *config.Rule) {
@@ -1469,20 +1531,6 @@ func (e *binEncoder) encCgroupsIfPrioMap(v *cgroups.IfPrioMap) {
 func (d *binDecoder) decCgroupsIfPrioMap(v *cgroups.IfPrioMap) {
 	v.Interface = d.str()
 	v.Priority = d.int()
-}
-
-func (e *binEncoder) encSeccompArg(v *SeccompArg) {
-	e.uint(uint64(v.Index))
-	e.uint(v.Value)
-	e.uint(v.ValueTwo)
-	e.str(string(v.Op))
-}
-
-func (d *binDecoder) decSeccompArg(v *SeccompArg) {
-	v.Index = uint(d.uint())
-	v.Value = d.uint()
-	v.ValueTwo = d.uint()
-	v.Op = SeccompOp(d.str())
 }
 
 func (e *binEncoder) encCgroupsBlockIODevice(v *cgroups.BlockIODevice) {

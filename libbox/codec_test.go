@@ -114,15 +114,17 @@ func codecExpect(v reflect.Value) {
 	}
 }
 
-func checkCodecRoundTrip(t *testing.T, what string, ic *initConfig) {
+// checkCodecRoundTrip puts v (a pointer to a codec root) through the codec
+// (roundTrip) and through JSON, and compares.
+func checkCodecRoundTrip[T any](t *testing.T, what string, v *T, roundTrip func(*T) (*T, error)) {
 	t.Helper()
-	got, err := decodeInitConfig(encodeInitConfig(ic))
+	got, err := roundTrip(v)
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 	// The exact value, field for field.
-	want := new(initConfig)
-	reflect.ValueOf(want).Elem().Set(deepCopy(reflect.ValueOf(ic).Elem()))
+	want := new(T)
+	reflect.ValueOf(want).Elem().Set(deepCopy(reflect.ValueOf(v).Elem()))
 	codecExpect(reflect.ValueOf(want).Elem())
 	if !reflect.DeepEqual(got, want) {
 		gj, _ := json.Marshal(got)
@@ -130,19 +132,27 @@ func checkCodecRoundTrip(t *testing.T, what string, ic *initConfig) {
 		t.Fatalf("%s: the codec changed the value:\ngot  %s\nwant %s", what, gj, ej)
 	}
 	// What JSON would have delivered, as JSON sees it.
-	var viaJSON initConfig
-	b, err := json.Marshal(ic)
+	viaJSON := new(T)
+	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	if err := json.Unmarshal(b, &viaJSON); err != nil {
+	if err := json.Unmarshal(b, viaJSON); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 	a, _ := json.Marshal(got)
-	j, _ := json.Marshal(&viaJSON)
+	j, _ := json.Marshal(viaJSON)
 	if !bytes.Equal(a, j) {
 		t.Fatalf("%s: the codec and a JSON round trip differ:\ncodec %s\njson  %s", what, a, j)
 	}
+}
+
+func initConfigRoundTrip(ic *initConfig) (*initConfig, error) {
+	return decodeInitConfig(encodeInitConfig(ic))
+}
+
+func execConfigRoundTrip(ec *execConfig) (*execConfig, error) {
+	return decodeExecConfig(encodeExecConfig(ec))
 }
 
 // deepCopy copies v with nothing shared (codecExpect changes its copy).
@@ -187,15 +197,19 @@ func deepCopy(v reflect.Value) reflect.Value {
 	return out
 }
 
-// TestCodecMatchesJSON: every field of the init config, at random and as
-// the presets fill it, comes back from the codec exactly as it went in
-// (but for what JSON drops as well), and as a JSON round trip has it.
+// TestCodecMatchesJSON: every field of the init and exec configs, at
+// random and as the presets fill them, comes back from the codec exactly
+// as it went in (but for what JSON drops as well), and as a JSON round
+// trip has it.
 func TestCodecMatchesJSON(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
 	for i := range 300 {
 		ic := new(initConfig)
 		fillRandom(r, reflect.ValueOf(ic).Elem(), 1+i%4)
-		checkCodecRoundTrip(t, "random config", ic)
+		checkCodecRoundTrip(t, "random init config", ic, initConfigRoundTrip)
+		ec := new(execConfig)
+		fillRandom(r, reflect.ValueOf(ec).Elem(), 1+i%4)
+		checkCodecRoundTrip(t, "random exec config", ec, execConfigRoundTrip)
 	}
 	dir := t.TempDir()
 	for name, opts := range map[string]Options{
@@ -208,12 +222,13 @@ func TestCodecMatchesJSON(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		checkCodecRoundTrip(t, name, &initConfig{Config: cfg, ID: "x", State: &OCIState{ID: "x", Annotations: cfg.Annotations}})
+		checkCodecRoundTrip(t, name, &initConfig{Config: cfg, ID: "x", State: &OCIState{ID: "x", Annotations: cfg.Annotations}}, initConfigRoundTrip)
+		checkCodecRoundTrip(t, name, &execConfig{Process: &cfg.Process, Seccomp: cfg.Seccomp, Landlock: cfg.Landlock, State: []byte("{}")}, execConfigRoundTrip)
 	}
 }
 
-// TestCodecRefusesDamage: a wrong version, a truncated or an overlong
-// encoding is an error, never a half-read config.
+// TestCodecRefusesDamage: a wrong version or kind, a truncated or an
+// overlong encoding is an error, never a half-read config.
 func TestCodecRefusesDamage(t *testing.T) {
 	cfg, _, err := ContainerConfig(Options{}, "", []string{"/bin/true"})
 	if err != nil {
@@ -222,6 +237,15 @@ func TestCodecRefusesDamage(t *testing.T) {
 	b := encodeInitConfig(&initConfig{Config: cfg, ID: "x"})
 	if _, err := decodeInitConfig(append([]byte{codecVersion + 1}, b[1:]...)); err == nil {
 		t.Error("another version was decoded")
+	}
+	if _, err := decodeExecConfig(b); err == nil {
+		t.Error("an init config was decoded as an exec config")
+	}
+	if m, err := decodeSyncBinary(b); err != nil || m.Type != syncConfig || m.Config == nil {
+		t.Errorf("decodeSyncBinary = %v, %v; want the config", m.Type, err)
+	}
+	if m, err := decodeSyncBinary(encodeExecConfig(&execConfig{LogLevel: "debug"})); err != nil || m.Type != syncExec || m.Exec.LogLevel != "debug" {
+		t.Errorf("decodeSyncBinary = %v, %v; want the exec config", m.Type, err)
 	}
 	if _, err := decodeInitConfig(append(b[:len(b):len(b)], 0)); err == nil {
 		t.Error("a trailing byte was accepted")
@@ -233,10 +257,11 @@ func TestCodecRefusesDamage(t *testing.T) {
 	}
 }
 
-// FuzzCodecDecode: no input makes the decoder panic or allocate more than
-// its input allows.
+// FuzzCodecDecode: no input makes the decoders panic or allocate more than
+// their input allows, and what decodes goes through the codec again
+// unchanged.
 func FuzzCodecDecode(f *testing.F) {
-	// A small seed: the fuzzer minimizes every input that finds new
+	// Small seeds: the fuzzer minimizes every input that finds new
 	// coverage, and a whole sandbox's config (1.2 KB) takes it longer to
 	// minimize than a short run lasts.
 	f.Add(encodeInitConfig(&initConfig{ID: "x", MountSources: []int{1}, Config: &Config{
@@ -245,16 +270,24 @@ func FuzzCodecDecode(f *testing.F) {
 		Annotations: map[string]string{"k": "v"},
 		Process:     Process{Args: []string{"/bin/true"}, Env: []string{}},
 	}}))
+	f.Add(encodeExecConfig(&execConfig{Process: &Process{Args: []string{"sh"}}, State: []byte("{}")}))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if ic, err := decodeInitConfig(b); err == nil {
-			// What decodes encodes and decodes again to the same value.
-			again, err := decodeInitConfig(encodeInitConfig(ic))
-			if err != nil {
-				t.Fatalf("a decoded config does not decode again: %v", err)
+		m, err := decodeSyncBinary(b)
+		if err != nil {
+			return
+		}
+		switch m.Type {
+		case syncConfig:
+			again, err := initConfigRoundTrip(m.Config)
+			codecExpect(reflect.ValueOf(m.Config).Elem())
+			if err != nil || !reflect.DeepEqual(again, m.Config) {
+				t.Fatalf("a decoded init config changed on its way through the codec again (%v)", err)
 			}
-			codecExpect(reflect.ValueOf(ic).Elem())
-			if !reflect.DeepEqual(again, ic) {
-				t.Fatal("a decoded config changed on its way through the codec again")
+		case syncExec:
+			again, err := execConfigRoundTrip(m.Exec)
+			codecExpect(reflect.ValueOf(m.Exec).Elem())
+			if err != nil || !reflect.DeepEqual(again, m.Exec) {
+				t.Fatalf("a decoded exec config changed on its way through the codec again (%v)", err)
 			}
 		}
 	})

@@ -172,7 +172,7 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 	if err := c.admit(child, cg, opts.SubCgroups); err != nil {
 		return 0, fmt.Errorf("exec: %w", err)
 	}
-	if err := child.sock.send(syncMsg{Type: syncExec, Exec: ec}); err != nil {
+	if err := child.sock.sendExec(ec); err != nil {
 		return 0, fmt.Errorf("exec: %w", err)
 	}
 	// The socket is close-on-exec in the child: EOF means the program

@@ -18,8 +18,8 @@ package libbox
 //	parent  (mount trees) 1-byte packet with      the bind sources the runtime
 //	                      fds (SCM_RIGHTS)        opened, when MountSources
 //	                                              lists any (mountsrc_linux.go)
-//	parent  exec          execConfig              (exec, instead of config) the process
-//	                                              to start in the joined namespaces;
+//	parent  exec          execConfig, binary      (exec, instead of config) the process
+//	                      as config is            to start in the joined namespaces;
 //	                                              success is EOF: the socket is
 //	                                              close-on-exec
 //	init    hooks         -                       run prestart + createRuntime hooks now
@@ -188,11 +188,16 @@ func (s *syncSocket) send(m syncMsg) error {
 	return s.sendRaw(b)
 }
 
-// sendConfig sends init its config, in the binary codec: init is a new
-// process on every start, and decoding JSON there means building the
-// decoders of every type under Config first (codec.go).
+// sendConfig and sendExec send init its config, or an exec'd process
+// its own, in the binary codec: the receiver is a new process every time,
+// and decoding JSON there means building the decoders of every type under
+// Config first (codec.go).
 func (s *syncSocket) sendConfig(ic *initConfig) error {
 	return s.sendRaw(encodeInitConfig(ic))
+}
+
+func (s *syncSocket) sendExec(ec *execConfig) error {
+	return s.sendRaw(encodeExecConfig(ec))
 }
 
 func (s *syncSocket) sendRaw(b []byte) error {
@@ -249,11 +254,11 @@ func (s *syncSocket) recv() (syncMsg, error) {
 		return m, err
 	}
 	if b[0] == codecVersion {
-		ic, err := decodeInitConfig(b)
+		m, err := decodeSyncBinary(b)
 		if err != nil {
 			return m, fmt.Errorf("decode sync message: %w", err)
 		}
-		return syncMsg{Type: syncConfig, Config: ic}, nil
+		return m, nil
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, fmt.Errorf("decode sync message: %w", err)
