@@ -256,8 +256,11 @@ run_outside_delegation() {
 	requires_cgroup
 	if cgroup_v2; then
 		set_resources '{"unified": {"nosuch.max": "1"}}'
-	elif [[ ! -d /sys/fs/cgroup/hugetlb && -d /sys/kernel/mm/hugepages/hugepages-2048kB ]]; then
-		# The hybrid layout: hugetlb only on the cgroup2 mount.
+	elif ! mountpoint -q /sys/fs/cgroup/hugetlb && [[ -d /sys/kernel/mm/hugepages/hugepages-2048kB ]]; then
+		# The hybrid layout: hugetlb only on the cgroup2 mount. (Asked of
+		# the mount, not the directory: conmon makes
+		# /sys/fs/cgroup/hugetlb/libpod_parent on the tmpfs here when
+		# podman runs, a plain directory that is no hierarchy.)
 		set_resources '{"hugepageLimits": [{"pageSize": "2MB", "limit": 4194304}]}'
 	else
 		skip "no controller missing on this host"
