@@ -59,13 +59,18 @@ func openat2Retry(dir *os.File, p string, how *unix.OpenHow) (int, error) {
 	}
 }
 
-// openInRoot is pathrs.OpenatInRoot: an O_PATH handle on what p leads to
-// inside root, symlinks followed as if root were "/", magic links refused.
-func openInRoot(root *os.File, p string) (*os.File, error) {
-	fd, err := openat2Retry(root, p, &unix.OpenHow{
+// lookupInRoot is an O_PATH descriptor of what p leads to inside root,
+// symlinks followed as if root were "/", magic links refused.
+func lookupInRoot(root *os.File, p string) (int, error) {
+	return openat2Retry(root, p, &unix.OpenHow{
 		Flags:   unix.O_PATH,
 		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
 	})
+}
+
+// openInRoot is pathrs.OpenatInRoot: lookupInRoot as a handle.
+func openInRoot(root *os.File, p string) (*os.File, error) {
+	fd, err := lookupInRoot(root, p)
 	if err != nil {
 		if openat2Missing(err) {
 			return pathrs.OpenatInRoot(root, p)
@@ -139,10 +144,7 @@ func partialLookupInRoot(root *os.File, p string) (*os.File, string, error) {
 	end := len(p)
 	for end > 0 {
 		sub := p[:end]
-		fd, err := openat2Retry(root, sub, &unix.OpenHow{
-			Flags:   unix.O_PATH,
-			Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
-		})
+		fd, err := lookupInRoot(root, sub)
 		if err == nil {
 			return os.NewFile(uintptr(fd), inRootName(root, sub)), strings.TrimPrefix(p[end:], "/"), nil
 		}
