@@ -71,14 +71,17 @@ func (e *binEncoder) bytes(b []byte, omitEmpty bool) {
 	e.b = append(e.b, b...)
 }
 
-// time writes t to the nanosecond, in no zone (init reads it in its
-// own); the zero time stays the zero time.
+// time writes t with its zone's offset (time.MarshalBinary), so that a
+// UTC time comes back UTC, as from JSON's "Z": init prints it into the
+// state hooks receive, after pivot_root, where the local zone is the
+// container's. An offset that is not whole minutes, which MarshalBinary
+// refuses, is sent as UTC: the same instant.
 func (e *binEncoder) time(t time.Time) {
-	e.bool(t.IsZero())
-	if !t.IsZero() {
-		e.int(t.Unix())
-		e.int(int64(t.Nanosecond()))
+	b, err := t.MarshalBinary()
+	if err != nil {
+		b, _ = t.UTC().MarshalBinary()
 	}
+	e.bytes(b, false)
 }
 
 // binDecoder reads what binEncoder wrote. The first error sticks: every
@@ -173,16 +176,13 @@ func (d *binDecoder) bytes() []byte {
 }
 
 func (d *binDecoder) time() time.Time {
-	if d.bool() {
-		return time.Time{}
+	var t time.Time
+	if b := d.bytes(); d.err == nil {
+		if err := t.UnmarshalBinary(b); err != nil {
+			d.fail(fmt.Errorf("time: %w", err))
+		}
 	}
-	sec := d.int()
-	nsec := d.int()
-	if d.err != nil || nsec < 0 || nsec >= int64(time.Second) {
-		d.fail(errors.New("not a time"))
-		return time.Time{}
-	}
-	return time.Unix(sec, nsec)
+	return t
 }
 
 // encodeBinary prefixes what enc writes with the codec's version and kind.
