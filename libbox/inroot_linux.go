@@ -95,8 +95,8 @@ func mkdirAllInRoot(root *os.File, p string, mode uint32) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("find existing subpath of %q: %w", p, err)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(dir.Fd()), &st); err != nil {
+	st, err := fstatFile(dir)
+	if err != nil {
 		dir.Close()
 		return nil, fmt.Errorf("stat %s: %w", dir.Name(), err)
 	}
