@@ -2,6 +2,7 @@ package libbox
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -207,4 +208,64 @@ func TestInRootWithoutOpenat2(t *testing.T) {
 			t.Errorf("%v: made %v outside the root", errno, got)
 		}
 	}
+}
+
+// TestMkdirAllInRootSwappedSymlink races mkdirAllInRoot and openInRoot
+// against a directory of the root that another thread keeps exchanging
+// with a symlink that leads out of it (renameat2 RENAME_EXCHANGE, the
+// CVE-2021-30465 pattern). Whatever each call returns, no handle is
+// outside the root and nothing is made outside it.
+func TestMkdirAllInRootSwappedSymlink(t *testing.T) {
+	dir := t.TempDir()
+	rootDir, outside := filepath.Join(dir, "root"), filepath.Join(dir, "outside")
+	for _, d := range []string{rootDir + "/a", outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../outside", rootDir+"/evil"); err != nil {
+		t.Fatal(err)
+	}
+	root := openRoot(t, rootDir)
+	stop, started := make(chan struct{}), make(chan struct{})
+	done := make(chan int)
+	go func() {
+		swaps := 0
+		for {
+			if swaps == 1 {
+				close(started)
+			}
+			select {
+			case <-stop:
+				done <- swaps
+				return
+			default:
+			}
+			if err := unix.Renameat2(unix.AT_FDCWD, rootDir+"/a", unix.AT_FDCWD, rootDir+"/evil", unix.RENAME_EXCHANGE); err == nil {
+				swaps++
+			}
+		}
+	}()
+	<-started
+	made := 0
+	for i := range 2000 {
+		if f, err := mkdirAllInRoot(root, fmt.Sprintf("a/b%d/c", i%7), 0o755); err == nil {
+			handleIn(t, f, rootDir)
+			f.Close()
+			made++
+		}
+		if f, err := openInRoot(root, "a/."); err == nil {
+			handleIn(t, f, rootDir)
+			f.Close()
+		}
+	}
+	close(stop)
+	swaps := <-done
+	if got := listTree(t, outside); len(got) != 1 {
+		t.Fatalf("made %v outside the root (%d swaps)", got, swaps)
+	}
+	if swaps == 0 || made == 0 {
+		t.Fatalf("the race did not happen: %d swaps, %d directories made", swaps, made)
+	}
+	t.Logf("%d swaps, %d of 2000 mkdirAllInRoot calls made their directory inside the root", swaps, made)
 }
