@@ -111,16 +111,13 @@ func (d *binDecoder) uint() uint64 {
 	return v
 }
 
+// int undoes binary.AppendVarint: a uvarint of the zig-zag encoding.
 func (d *binDecoder) int() int64 {
-	if d.err != nil {
-		return 0
+	u := d.uint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
 	}
-	v, n := binary.Varint(d.b[d.off:])
-	if n <= 0 {
-		d.fail(errCodecShort)
-		return 0
-	}
-	d.off += n
 	return v
 }
 
