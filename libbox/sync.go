@@ -254,13 +254,11 @@ func (s *syncSocket) recv() (syncMsg, error) {
 		return m, err
 	}
 	if b[0] == codecVersion {
-		m, err := decodeSyncBinary(b)
-		if err != nil {
-			return m, fmt.Errorf("decode sync message: %w", err)
-		}
-		return m, nil
+		m, err = decodeSyncBinary(b)
+	} else {
+		err = json.Unmarshal(b, &m)
 	}
-	if err := json.Unmarshal(b, &m); err != nil {
+	if err != nil {
 		return m, fmt.Errorf("decode sync message: %w", err)
 	}
 	return m, nil
