@@ -247,6 +247,7 @@ func (e *binEncoder) encConfig(v *Config) {
 	e.encPtrNetwork(v.Network)
 	e.encPtrPersonality(v.Personality)
 	e.encPtrMemoryPolicy(v.MemoryPolicy)
+	e.encSliceNetDevice(v.NetDevices, true)
 	e.encMapStringString(v.Annotations, true)
 	e.str(v.CgroupsPath)
 	e.encPtrCgroupsResources(v.Resources)
@@ -280,6 +281,7 @@ func (d *binDecoder) decConfig(v *Config) {
 	v.Network = d.decPtrNetwork()
 	v.Personality = d.decPtrPersonality()
 	v.MemoryPolicy = d.decPtrMemoryPolicy()
+	v.NetDevices = d.decSliceNetDevice()
 	v.Annotations = d.decMapStringString()
 	v.CgroupsPath = d.str()
 	v.Resources = d.decPtrCgroupsResources()
@@ -591,6 +593,25 @@ func (d *binDecoder) decPtrNetwork() *Network {
 	}
 	v := new(Network)
 	d.decNetwork(&(*v))
+	return v
+}
+
+func (e *binEncoder) encSliceNetDevice(v []NetDevice, omitEmpty bool) {
+	e.len(len(v), v == nil || omitEmpty && len(v) == 0)
+	for i := range v {
+		e.encNetDevice(&v[i])
+	}
+}
+
+func (d *binDecoder) decSliceNetDevice() []NetDevice {
+	n, isNil := d.len()
+	if isNil || d.err != nil {
+		return nil
+	}
+	v := make([]NetDevice, n)
+	for i := range v {
+		d.decNetDevice(&v[i])
+	}
 	return v
 }
 
@@ -940,6 +961,16 @@ func (d *binDecoder) decNetwork(v *Network) {
 	v.Deny = d.decSliceString()
 	v.AllowPrivateTargets = d.bool()
 	v.Hosts = d.decMapStringString()
+}
+
+func (e *binEncoder) encNetDevice(v *NetDevice) {
+	e.str(v.HostName)
+	e.str(v.Name)
+}
+
+func (d *binDecoder) decNetDevice(v *NetDevice) {
+	v.HostName = d.str()
+	v.Name = d.str()
 }
 
 func (e *binEncoder) encCgroupsResources(v *cgroups.Resources) {

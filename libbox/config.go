@@ -95,6 +95,10 @@ type Config struct {
 	Personality  *Personality  `json:"personality,omitempty"`
 	MemoryPolicy *MemoryPolicy `json:"memoryPolicy,omitempty"`
 
+	// NetDevices are host network devices that create moves into the
+	// container's network namespace (linux.netDevices; netdev_linux.go).
+	NetDevices []NetDevice `json:"netDevices,omitempty"`
+
 	// Annotations are opaque to the runtime and echoed in the state JSON.
 	Annotations map[string]string `json:"annotations,omitempty"`
 

@@ -661,6 +661,9 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts, configS
 	if err != nil {
 		return nil, err
 	}
+	if len(cfg.NetDevices) > 0 && r.Rootless {
+		return nil, errors.New("linux.netDevices: moving a host network device needs root (CAP_NET_ADMIN on the host): remove linux.netDevices, or run as root")
+	}
 	fifo := filepath.Join(dir, fifoName)
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		return nil, fmt.Errorf("create exec fifo: %w", err)
@@ -761,6 +764,10 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts, configS
 		if p.cgroup, err = applyCgroup(id, cfg, r.Rootless, p.pid, opts.Log); err != nil {
 			return nil, err
 		}
+	}
+
+	if err := moveNetDevicesTo(p.pid, cfg.NetDevices); err != nil {
+		return nil, err
 	}
 
 	srcs, err := openMountSources(cfg, r.Rootless, p.pid)

@@ -39,7 +39,7 @@ func Features() *features.Features {
 			IntelRdt:        &features.IntelRdt{Enabled: no()},
 			MountExtensions: &features.MountExtensions{IDMap: &features.IDMap{Enabled: yes()}},
 			MemoryPolicy:    memoryPolicyFeatures(),
-			NetDevices:      &features.NetDevices{Enabled: no()},
+			NetDevices:      &features.NetDevices{Enabled: yes()},
 		},
 		Annotations: map[string]string{
 			// runc's key; engines read it to decide on seccomp features.

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -215,6 +216,9 @@ func FromSpec(spec *specs.Spec, opts Options) (*libbox.Config, error) {
 	if c.TimeOffsets, err = convertTimeOffsets(c, linux.TimeOffsets); err != nil {
 		return nil, err
 	}
+	if c.NetDevices, err = convertNetDevices(c, linux.NetDevices); err != nil {
+		return nil, err
+	}
 	if c.Personality, err = convertPersonality(linux.Personality); err != nil {
 		return nil, err
 	}
@@ -244,8 +248,6 @@ func checkUnsupported(spec *specs.Spec, warnf func(string, ...any)) error {
 	switch {
 	case l.IntelRdt != nil:
 		return unsupported("linux.intelRdt")
-	case len(l.NetDevices) > 0:
-		return unsupported("linux.netDevices")
 	}
 	return lsmLabel("linux.mountLabel", l.MountLabel, "SELinux", host.seLinuxEnabled, warnf)
 }
@@ -709,6 +711,44 @@ func convertHooks(h *specs.Hooks) (libbox.Hooks, error) {
 			}
 			*k.out = append(*k.out, hook)
 		}
+	}
+	return out, nil
+}
+
+// convertNetDevices takes linux.netDevices, sorted by host name: the
+// devices create moves into the container's network namespace, which it
+// must have (its own or one joined by path; not the host's).
+func convertNetDevices(c *libbox.Config, devs map[string]specs.LinuxNetDevice) ([]libbox.NetDevice, error) {
+	if len(devs) == 0 {
+		return nil, nil
+	}
+	if _, ok := c.NamespaceOf(libbox.NEWNET); !ok {
+		return nil, errors.New("linux.netDevices: moving devices needs a network namespace of the container's: add {\"type\": \"network\"} to linux.namespaces")
+	}
+	var out []libbox.NetDevice
+	targets := map[string]string{}
+	for _, host := range slices.Sorted(maps.Keys(devs)) {
+		d := libbox.NetDevice{HostName: host, Name: devs[host].Name}
+		if err := libbox.ValidateNetDeviceName(host); err != nil || strings.Contains(host, "%") {
+			if err == nil {
+				err = fmt.Errorf("%q is a template, not a device", host)
+			}
+			return nil, fmt.Errorf("linux.netDevices: the host device name %w", err)
+		}
+		if d.Name != "" {
+			if err := libbox.ValidateNetDeviceName(d.Name); err != nil {
+				return nil, fmt.Errorf("linux.netDevices[%q].name: %w", host, err)
+			}
+		}
+		t := d.Name
+		if t == "" {
+			t = host
+		}
+		if other, dup := targets[t]; dup && !strings.HasSuffix(t, "%d") {
+			return nil, fmt.Errorf("linux.netDevices: %q and %q would both be %q in the container: rename one", other, host, t)
+		}
+		targets[t] = host
+		out = append(out, d)
 	}
 	return out, nil
 }

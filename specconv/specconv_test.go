@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -521,7 +522,17 @@ func TestFromSpecErrors(t *testing.T) {
 		{name: "memoryPolicy unknown flag", mutate: func(s *specs.Spec) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind, Nodes: "0", Flags: []specs.MemoryPolicyFlagType{"MPOL_F_FAST"}}
 		}, err: `linux.memoryPolicy.flags: unknown flag "MPOL_F_FAST"`},
-		{name: "netDevices", mutate: func(s *specs.Spec) { s.Linux.NetDevices = map[string]specs.LinuxNetDevice{"eth1": {}} }, err: "linux.netDevices is not supported", unsupported: true},
+		{name: "netDevices without a network namespace", mutate: func(s *specs.Spec) {
+			s.Linux.NetDevices = map[string]specs.LinuxNetDevice{"eth1": {}}
+			s.Linux.Namespaces = slices.DeleteFunc(s.Linux.Namespaces, func(n specs.LinuxNamespace) bool { return n.Type == specs.NetworkNamespace })
+		}, err: "linux.netDevices: moving devices needs a network namespace"},
+		{name: "netDevices host name too long", mutate: func(s *specs.Spec) { s.Linux.NetDevices = map[string]specs.LinuxNetDevice{"a234567890123456": {}} }, err: `linux.netDevices: the host device name "a234567890123456" is longer than 15 bytes`},
+		{name: "netDevices host name template", mutate: func(s *specs.Spec) { s.Linux.NetDevices = map[string]specs.LinuxNetDevice{"eth%d": {}} }, err: `"eth%d" is a template, not a device`},
+		{name: "netDevices name with slash", mutate: func(s *specs.Spec) { s.Linux.NetDevices = map[string]specs.LinuxNetDevice{"eth1": {Name: "a/b"}} }, err: `linux.netDevices["eth1"].name: "a/b" has a '/'`},
+		{name: "netDevices bad template", mutate: func(s *specs.Spec) { s.Linux.NetDevices = map[string]specs.LinuxNetDevice{"eth1": {Name: "e%dx"}} }, err: `the only template is a trailing %d`},
+		{name: "netDevices same target", mutate: func(s *specs.Spec) {
+			s.Linux.NetDevices = map[string]specs.LinuxNetDevice{"eth1": {Name: "eth2"}, "eth2": {}}
+		}, err: `linux.netDevices: "eth1" and "eth2" would both be "eth2" in the container`},
 		{name: "timeOffsets without a time namespace", mutate: func(s *specs.Spec) {
 			s.Linux.TimeOffsets = map[string]specs.LinuxTimeOffset{"monotonic": {Secs: 10}}
 		}, err: "linux.timeOffsets need a new time namespace"},
