@@ -12,8 +12,10 @@
 # would download (apt-get install busybox-static bats tini when missing).
 #
 # BATS_FILE names suites (e.g. mounts.bats, or mounts); default all but the
-# ones that need the Debian image (hooks_so idmap ioprio scheduler), which
-# run only when DEBIAN_IMAGE names a Debian rootfs tarball (.tar.xz) to use.
+# ones that need the Debian image (see DEBIAN_SUITES), which run only when
+# DEBIAN_IMAGE names a Debian rootfs tarball (.tar.xz) to use, or is
+# "debootstrap": a minbase bookworm made once with debootstrap (from the
+# host's apt mirror) and kept in the cache.
 # The TAP output is kept in $OUT (default a new file under /tmp). Prints
 # "tests: N passed, N failed, N skipped"; exits non-zero when a test failed.
 # RUNTIME=$(which runc) runs the same suite against runc itself.
@@ -24,7 +26,7 @@ RUNTIME=${RUNTIME:-$REPO/nanobox-runc}
 RUNC_VERSION=${RUNC_VERSION:-v1.3.0}
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/nanobox-runc-runc-tests/$RUNC_VERSION
-DEBIAN_SUITES="hooks_so idmap ioprio scheduler"
+DEBIAN_SUITES="hooks_so idmap ioprio scheduler mounts_propagation mounts_propagation_unsafe mounts_recursive"
 
 if [[ $(id -u) != 0 ]]; then
 	echo "runc-integration.sh: runc's suite runs rootful tests as root (its rootless mode needs tests/rootless.sh's set-up): run it as root" >&2
@@ -147,6 +149,18 @@ fi
 # a stand-in that the suites needing it never see (they are not run).
 run_debian=0
 rm -f "$testdata/debian-$arch.tar.xz"
+if [[ ${DEBIAN_IMAGE:-} == debootstrap ]]; then
+	DEBIAN_IMAGE=$(dirname "$CACHE")/debian-bookworm-$arch.tar.xz
+	if [[ ! -e $DEBIAN_IMAGE ]]; then
+		command -v debootstrap >/dev/null || apt-get install -y debootstrap
+		r=$(mktemp -d /tmp/runc-debian.XXXXXX)
+		mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1 || true)
+		debootstrap --variant=minbase bookworm "$r" ${mirror:+"$mirror"} >&2
+		tar --numeric-owner -C "$r" -cf - . | xz -T0 -1 >"$DEBIAN_IMAGE.tmp"
+		mv "$DEBIAN_IMAGE.tmp" "$DEBIAN_IMAGE"
+		rm -rf "$r"
+	fi
+fi
 if [[ -n ${DEBIAN_IMAGE:-} ]]; then
 	ln -s "$(readlink -f "$DEBIAN_IMAGE")" "$testdata/debian-$arch.tar.xz"
 	run_debian=1
