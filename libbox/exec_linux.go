@@ -294,6 +294,7 @@ func initExec(sock *syncSocket, ec *execConfig) error {
 	// from here on reaches the runtime like any other, and so does the
 	// notify fd of a filter with a notify rule. (runc's wording for this
 	// point, which its suite and log readers look for.)
+	pe.filters.logSeccompFlags()
 	logrus.Debugf("setns_init: about to exec %s", p.Args[0])
 	return pe.run(sock, nil, nil)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -104,6 +105,19 @@ func (f *filters) needsSysAdmin() bool {
 // listener reports whether the filter still to install returns a notify fd.
 func (f *filters) listener() bool {
 	return f != nil && f.seccomp != nil && f.seccomp.listener
+}
+
+// logSeccompFlags logs, at debug level, the flags argument seccomp(2) is
+// given for the filter still to install: the program's own, which install
+// passes unchanged (runc logs the same line, its suite and log readers
+// look for it). Init calls it while its log still reaches the runtime,
+// before ready (the filter may be installed after it, see above); an
+// exec'd process before its last step. Not after: the socket is closed,
+// or RLIMIT_AS may leave no memory for it.
+func (f *filters) logSeccompFlags() {
+	if f != nil && f.seccomp != nil {
+		logrus.Debugf("seccomp filter flags: %d", f.seccomp.flags)
+	}
 }
 
 // installSeccomp loads the seccomp filter now; a notify fd goes to the

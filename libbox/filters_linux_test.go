@@ -1,9 +1,12 @@
 package libbox
 
 import (
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -175,4 +178,74 @@ func TestFiltersDropSysAdmin(t *testing.T) {
 			t.Errorf("apply with capset denied: %v", err)
 		}
 	})
+}
+
+// debugLines collects what is logged through logrus's standard logger.
+type debugLines struct{ msgs []string }
+
+func (h *debugLines) Levels() []logrus.Level { return logrus.AllLevels }
+func (h *debugLines) Fire(e *logrus.Entry) error {
+	h.msgs = append(h.msgs, e.Message)
+	return nil
+}
+
+// TestSeccompFlagsLogged checks the debug line init sends the runtime
+// before ready: the flags argument seccomp(2) gets, with NEW_LISTENER for
+// a notify rule (runc logs the same line, and its suite reads the number).
+func TestSeccompFlagsLogged(t *testing.T) {
+	std := logrus.StandardLogger()
+	level, out, hooks := std.GetLevel(), std.Out, std.ReplaceHooks(logrus.LevelHooks{})
+	t.Cleanup(func() { std.SetLevel(level); std.SetOutput(out); std.ReplaceHooks(hooks) })
+	std.SetLevel(logrus.DebugLevel)
+	std.SetOutput(io.Discard)
+	notify := []SeccompRule{{Names: []string{"mkdir"}, Action: SeccompNotify}}
+	for _, tc := range []struct {
+		name  string
+		flags []SeccompFlag
+		rules []SeccompRule
+		want  string
+	}{
+		{"no flags", nil, denyPgid().Syscalls, "seccomp filter flags: 0"},
+		{"log", []SeccompFlag{SeccompFlagLog}, denyPgid().Syscalls, "seccomp filter flags: 2"},
+		{"log and spec-allow", []SeccompFlag{SeccompFlagLog, SeccompFlagSpecAllow}, denyPgid().Syscalls, "seccomp filter flags: 6"},
+		{"notify", nil, notify, "seccomp filter flags: 8"},
+		{"notify, wait-killable-recv", []SeccompFlag{SeccompFlagWaitKillableRecv}, notify, "seccomp filter flags: 40"},
+	} {
+		skip := false
+		for _, f := range tc.flags {
+			skip = skip || !seccompFlagAvailable(f)
+		}
+		if len(tc.rules) > 0 && tc.rules[0].Action == SeccompNotify && !seccompActionAvailable(SeccompNotify) {
+			skip = true
+		}
+		if skip {
+			t.Logf("%s: skipped, not supported here", tc.name)
+			continue
+		}
+		sc := &Seccomp{DefaultAction: SeccompAllow, Flags: tc.flags, Syscalls: tc.rules}
+		if tc.rules[0].Action == SeccompNotify {
+			sc.ListenerPath = "/run/agent.sock"
+		}
+		f, err := prepareFilters(&Process{NoNewPrivileges: true}, sc, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if want := strings.TrimPrefix(tc.want, "seccomp filter flags: "); fmt.Sprint(f.seccomp.flags) != want {
+			t.Errorf("%s: seccomp(2) would get flags %#x, want %s", tc.name, f.seccomp.flags, want)
+		}
+		got := &debugLines{}
+		std.ReplaceHooks(logrus.LevelHooks{})
+		std.AddHook(got)
+		f.logSeccompFlags()
+		if len(got.msgs) != 1 || got.msgs[0] != tc.want {
+			t.Errorf("%s: logged %q, want %q", tc.name, got.msgs, tc.want)
+		}
+		// Once installed, nothing is left to log.
+		f.seccomp = nil
+		got.msgs = nil
+		f.logSeccompFlags()
+		if len(got.msgs) != 0 {
+			t.Errorf("%s: logged %q with no filter pending", tc.name, got.msgs)
+		}
+	}
 }

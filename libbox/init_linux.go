@@ -236,6 +236,9 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	if err := setParentDeathSignal(cfg.ParentDeathSignal); err != nil {
 		return err
 	}
+	// Whenever the filter is installed, the log reaches the runtime only
+	// until ready.
+	pe.filters.logSeccompFlags()
 	if pe.filters.listener() {
 		// The notify fd can only reach the runtime before ready.
 		if err := pe.filters.installSeccomp(sock); err != nil {

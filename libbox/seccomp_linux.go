@@ -58,7 +58,9 @@ var seccompOps = map[SeccompOp]libseccomp.ScmpCompareOp{
 // seccompProgram is a compiled filter, ready to install.
 type seccompProgram struct {
 	filter []unix.SockFilter
-	flags  uintptr
+	// flags is the flags argument of seccomp(2), as install passes it
+	// (and logSeccompFlags logs it): set once, by newSeccompProgram.
+	flags uintptr
 	// listener: the filter returns a notify fd for s.ListenerPath.
 	listener bool
 }

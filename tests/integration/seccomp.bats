@@ -287,9 +287,16 @@ old_profile() {
 	retry 100 0.05 test -S "$sock"
 	seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "'"$sock"'", "listenerMetadata": "nbx-meta",
 		"flags": '"$flags"', "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_NOTIFY"}]}'
-	run_sh 'mkdir /tmp/d; echo mkdir=$?; touch /tmp/f && echo touch-ok'
+	set_args sh -c 'mkdir /tmp/d; echo mkdir=$?; touch /tmp/f && echo touch-ok'
+	runtime --debug run -b "$BUNDLE" "$CID"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"can't create directory '/tmp/d': No space left on device"* ]]
+	# NEW_LISTENER (8), and WAIT_KILLABLE_RECV (32) when the kernel has it.
+	if [ "$flags" = '[]' ]; then
+		[[ "$output" == *'"seccomp filter flags: 8"'* ]]
+	else
+		[[ "$output" == *'"seccomp filter flags: 40"'* ]]
+	fi
 	[[ "$output" == *"mkdir=1"* && "$output" == *"touch-ok"* ]]
 	[ ! -e "$BUNDLE/rootfs/tmp/d" ]
 
