@@ -358,6 +358,11 @@ func seccompFlagAvailable(f SeccompFlag) bool {
 	return errno == unix.EFAULT
 }
 
+// SeccompFlagSupported reports whether the running kernel takes flag f.
+func SeccompFlagSupported(f SeccompFlag) bool {
+	return seccompFlagAvailable(f)
+}
+
 // SeccompSupport is what this build and the running kernel can enforce,
 // for `features`.
 type SeccompSupport struct {

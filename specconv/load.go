@@ -86,13 +86,43 @@ func jsonPosition(data []byte, err error) string {
 	return fmt.Sprintf("line %d, column %d: ", line, col)
 }
 
+// marshalSpec is spec as indented JSON, an empty linux.seccomp.flags list
+// written as [] where specs-go would leave it out: no flags field at all
+// means SPEC_ALLOW (defaultSeccompFlags), an empty list means none. The
+// list goes out as one placeholder flag, replaced in the compact JSON, so
+// that every field keeps its place.
+func marshalSpec(spec *specs.Spec) ([]byte, error) {
+	if spec.Linux == nil || spec.Linux.Seccomp == nil || spec.Linux.Seccomp.Flags == nil || len(spec.Linux.Seccomp.Flags) > 0 {
+		return json.MarshalIndent(spec, "", "\t")
+	}
+	const placeholder = "\x00no flags"
+	sp, linux, sc := *spec, *spec.Linux, *spec.Linux.Seccomp
+	sc.Flags = []specs.LinuxSeccompFlag{placeholder}
+	linux.Seccomp = &sc
+	sp.Linux = &linux
+	data, err := json.Marshal(&sp)
+	if err != nil {
+		return nil, err
+	}
+	quoted, _ := json.Marshal([]string{placeholder})
+	if bytes.Count(data, quoted) != 1 {
+		return nil, errors.New("an empty linux.seccomp.flags list could not be written")
+	}
+	data = bytes.Replace(data, quoted, []byte("[]"), 1)
+	var out bytes.Buffer
+	if err := json.Indent(&out, data, "", "\t"); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
 // WriteSpec writes spec as bundleDir/config.json, indented with tabs like
 // runc's. It never replaces an existing file.
 func WriteSpec(bundleDir string, spec *specs.Spec) error {
 	if bundleDir == "" {
 		bundleDir = "."
 	}
-	data, err := json.MarshalIndent(spec, "", "\t")
+	data, err := marshalSpec(spec)
 	if err != nil {
 		return fmt.Errorf("encode spec: %w", err)
 	}

@@ -244,7 +244,10 @@ func seccompToSpec(s *libbox.Seccomp) (*specs.LinuxSeccomp, error) {
 		}
 		return "", fmt.Errorf("seccomp action %q has no OCI name", a)
 	}
-	out := &specs.LinuxSeccomp{DefaultErrnoRet: s.DefaultErrno, ListenerPath: s.ListenerPath, ListenerMetadata: s.ListenerMetadata}
+	// Flags: no flags said explicitly, not left out (which FromSpec takes
+	// as runc's default, defaultSeccompFlags).
+	out := &specs.LinuxSeccomp{DefaultErrnoRet: s.DefaultErrno, ListenerPath: s.ListenerPath, ListenerMetadata: s.ListenerMetadata,
+		Flags: []specs.LinuxSeccompFlag{}}
 	var err error
 	if out.DefaultAction, err = act(s.DefaultAction); err != nil {
 		return nil, err

@@ -123,3 +123,46 @@ func TestLoadSeccompProfile(t *testing.T) {
 		}
 	}
 }
+
+// A preset's config.json says its filter has no flags ("flags": []), so
+// that loading it does not add runc's default SPEC_ALLOW to the sandbox.
+func TestSandboxSpecFileSeccompFlags(t *testing.T) {
+	old := specAllowSupported
+	specAllowSupported = func() bool { return true }
+	t.Cleanup(func() { specAllowSupported = old })
+	spec, _, err := SandboxSpec(libbox.CodeJudge(t.TempDir()), "rootfs", []string{"sh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Linux.Seccomp == nil {
+		t.Fatal("the code-judge preset has no seccomp filter")
+	}
+	bundle := t.TempDir()
+	if err := os.Mkdir(filepath.Join(bundle, "rootfs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSpec(bundle, spec); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(bundle, ConfigName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "\"flags\": []") || !strings.HasPrefix(string(data), "{\n\t\"ociVersion\": ") {
+		t.Errorf("config.json has no empty seccomp flags list, or lost its layout:\n%.300s", data)
+	}
+	loaded, err := LoadSpec(bundle, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := FromSpec(loaded, Options{Bundle: bundle, Warnf: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Seccomp == nil || back.Seccomp.Flags != nil {
+		t.Errorf("seccomp flags after config.json: %+v", back.Seccomp)
+	}
+	if !reflect.DeepEqual(loaded.Linux.Seccomp, spec.Linux.Seccomp) {
+		t.Errorf("linux.seccomp differs after config.json:\n got %+v\nwant %+v", loaded.Linux.Seccomp, spec.Linux.Seccomp)
+	}
+}

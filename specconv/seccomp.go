@@ -133,6 +133,21 @@ func convertSeccomp(s *specs.LinuxSeccomp) (*libbox.Seccomp, error) {
 	return out, nil
 }
 
+// specAllowSupported reports whether the kernel takes
+// SECCOMP_FILTER_FLAG_SPEC_ALLOW (a variable for the tests).
+var specAllowSupported = func() bool { return libbox.SeccompFlagSupported(libbox.SeccompFlagSpecAllow) }
+
+// defaultSeccompFlags gives a config's filter with no flags field at all
+// (not even an empty list) SECCOMP_FILTER_FLAG_SPEC_ALLOW when the kernel
+// has it, as runc does: seccomp then leaves the speculative store bypass
+// mitigation to the process (prctl) instead of forcing it on, which costs
+// the program speed on kernels that force it.
+func defaultSeccompFlags(out *libbox.Seccomp, s *specs.LinuxSeccomp) {
+	if s.Flags == nil && specAllowSupported() {
+		out.Flags = []libbox.SeccompFlag{libbox.SeccompFlagSpecAllow}
+	}
+}
+
 func copyErrno(e *uint) *uint {
 	if e == nil {
 		return nil

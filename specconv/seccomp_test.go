@@ -1,6 +1,7 @@
 package specconv
 
 import (
+	"encoding/json"
 	"reflect"
 	"slices"
 	"strings"
@@ -263,6 +264,42 @@ func TestSeccompFeatures(t *testing.T) {
 	for _, fl := range f.SupportedFlags {
 		if !slices.Contains(f.KnownFlags, fl) {
 			t.Errorf("supported flag %s is not known", fl)
+		}
+	}
+}
+
+// A config whose linux.seccomp has no flags field gets SPEC_ALLOW when the
+// kernel has it, as under runc; an empty list, or any list, is kept as is.
+// A config read from JSON tells the two apart.
+func TestSeccompDefaultFlags(t *testing.T) {
+	supported := true
+	old := specAllowSupported
+	specAllowSupported = func() bool { return supported }
+	t.Cleanup(func() { specAllowSupported = old })
+	for _, tc := range []struct {
+		name      string
+		flags     string // the JSON of linux.seccomp.flags, "" for none
+		supported bool
+		want      []libbox.SeccompFlag
+	}{
+		{"no field", "", true, []libbox.SeccompFlag{libbox.SeccompFlagSpecAllow}},
+		{"no field, kernel without it", "", false, nil},
+		{"empty list", `[]`, true, nil},
+		{"log", `["SECCOMP_FILTER_FLAG_LOG"]`, true, []libbox.SeccompFlag{libbox.SeccompFlagLog}},
+		{"tsync alone", `["SECCOMP_FILTER_FLAG_TSYNC"]`, true, nil},
+	} {
+		supported = tc.supported
+		js := `{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir"], "action": "SCMP_ACT_ERRNO"}]`
+		if tc.flags != "" {
+			js += `, "flags": ` + tc.flags
+		}
+		spec := Example()
+		if err := json.Unmarshal([]byte(js+"}"), &spec.Linux.Seccomp); err != nil {
+			t.Fatal(err)
+		}
+		c, _ := mustConvert(t, spec, Options{Bundle: newBundle(t)})
+		if !reflect.DeepEqual(c.Seccomp.Flags, tc.want) {
+			t.Errorf("%s: flags %v, want %v", tc.name, c.Seccomp.Flags, tc.want)
 		}
 	}
 }

@@ -199,6 +199,7 @@ func FromSpec(spec *specs.Spec, opts Options) (*libbox.Config, error) {
 		if c.Seccomp, err = convertSeccomp(linux.Seccomp); err != nil {
 			return nil, err
 		}
+		defaultSeccompFlags(c.Seccomp, linux.Seccomp)
 	}
 	if c.Landlock, err = convertLandlock(spec.Annotations, warnf); err != nil {
 		return nil, err

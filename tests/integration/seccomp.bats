@@ -227,6 +227,41 @@ old_profile() {
 	[[ "$output" == *"Function not implemented"* ]]
 }
 
+# debug_flags EXPECTED: `--debug run` the bundle (its mkdir denied) and check
+# the flags seccomp(2) was given, as runc logs them.
+debug_flags() {
+	runtime --debug run -b "$BUNDLE" "$CID"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"can't create directory '/tmp/d': Operation not permitted"* ]]
+	[[ "$output" == *"\"seccomp filter flags: $1\""* ]]
+}
+
+@test "seccomp: --debug logs the flags seccomp(2) is given; no flags field means SPEC_ALLOW, as in runc" {
+	local spec_allow=0 nnp
+	runtime_ok features
+	if jq -e '.linux.seccomp.supportedFlags | index("SECCOMP_FILTER_FLAG_SPEC_ALLOW")' <<<"$output" >/dev/null; then
+		spec_allow=4
+	fi
+	deny_mkdir SCMP_ACT_ERRNO
+	set_args sh -c 'mkdir /tmp/d'
+	# Installed before ready or after start: the same line either way.
+	for nnp in false true; do
+		update_config ".process.noNewPrivileges = $nnp | del(.linux.seccomp.flags)"
+		debug_flags "$spec_allow"
+		update_config '.linux.seccomp.flags = []'
+		debug_flags 0
+		# SECCOMP_FILTER_FLAG_LOG is 2; TSYNC is accepted and not passed.
+		update_config '.linux.seccomp.flags = ["SECCOMP_FILTER_FLAG_LOG", "SECCOMP_FILTER_FLAG_TSYNC"]'
+		debug_flags 2
+	done
+	# An exec'd process is given the container's.
+	update_config '.linux.seccomp.flags = ["SECCOMP_FILTER_FLAG_LOG"]'
+	run_detached
+	runtime --debug exec "$CID" true
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"seccomp filter flags: 2"'* ]]
+}
+
 @test "seccomp: an unknown action or operator fails create, naming the field" {
 	seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir"], "action": "SCMP_ACT_MAYBE"}]}'
 	runtime create -b "$BUNDLE" "$CID"
