@@ -16,6 +16,8 @@
 # DEBIAN_IMAGE names a Debian rootfs tarball (.tar.xz) to use, or is
 # "debootstrap": a minbase bookworm made once with debootstrap (from the
 # host's apt mirror) and kept in the cache.
+# BATS_FILTER, when set, runs only the tests whose names match it (a regular
+# expression, as bats --filter takes).
 # The TAP output is kept in $OUT (default a new file under /tmp). Prints
 # "tests: N passed, N failed, N skipped"; exits non-zero when a test failed.
 # RUNTIME=$(which runc) runs the same suite against runc itself.
@@ -196,7 +198,9 @@ rc=0
 # zombie: "host pidns + init gone" in kill.bats and delete.bats) then fail
 # against runc too. runc's CI has systemd there.
 : >"$OUT" # before the loop below reads it (the redirect is the job's)
-RUNC=$RUNTIME tini -s -- bats --tap "${files[@]}" >"$OUT" 2>&1 &
+filter=()
+[[ -z ${BATS_FILTER:-} ]] || filter=(--filter "$BATS_FILTER")
+RUNC=$RUNTIME tini -s -- bats --tap "${filter[@]}" "${files[@]}" >"$OUT" 2>&1 &
 bats_pid=$!
 # A helper that a failing test leaves running (a recvtty whose container
 # never started) holds bats's output pipe open, and bats waits for its EOF
