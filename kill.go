@@ -13,7 +13,7 @@ var killCommand = &cli.Command{
 	Flags: []cli.Flag{
 		&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "signal every process of the container"},
 	},
-	Action: withContainer(1, 2, func(c *cli.Context, ctr *libbox.Container) error {
+	Action: withLightContainer(1, 2, func(c *cli.Context, ctr *libbox.LightContainer) error {
 		sigName := "SIGTERM"
 		if c.NArg() == 2 {
 			sigName = c.Args().Get(1)

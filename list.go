@@ -35,7 +35,7 @@ var listCommand = &cli.Command{
 		}
 		states := []*runcState{}
 		for _, id := range ids {
-			ctr, err := rt.Load(id)
+			ctr, err := rt.LoadLight(id)
 			if err != nil {
 				continue // deleted meanwhile
 			}

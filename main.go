@@ -229,6 +229,25 @@ func withContainer(min, max int, fn func(c *cli.Context, ctr *libbox.Container) 
 	}
 }
 
+// withLightContainer is withContainer for the commands that only look at
+// a container or signal it (state, kill): it opens it with LoadLight.
+func withLightContainer(min, max int, fn func(c *cli.Context, ctr *libbox.LightContainer) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if err := checkArgs(c, min, max); err != nil {
+			return err
+		}
+		rt, err := newRuntime(c)
+		if err != nil {
+			return err
+		}
+		ctr, err := rt.LoadLight(c.Args().First())
+		if err != nil {
+			return err
+		}
+		return fn(c, ctr)
+	}
+}
+
 // checkArgs validates the number of positional arguments of a command.
 func checkArgs(c *cli.Context, min, max int) error {
 	n := c.NArg()

@@ -15,7 +15,7 @@ var stateCommand = &cli.Command{
 	Name:      "state",
 	Usage:     "print the OCI state of a container as JSON",
 	ArgsUsage: "<container-id>",
-	Action: withContainer(1, 1, func(_ *cli.Context, ctr *libbox.Container) error {
+	Action: withLightContainer(1, 1, func(_ *cli.Context, ctr *libbox.LightContainer) error {
 		b, err := json.MarshalIndent(runcStateOf(ctr.State()), "", "  ")
 		if err != nil {
 			return fmt.Errorf("encode state: %w", err)

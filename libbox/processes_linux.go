@@ -131,7 +131,7 @@ func pin(pid int, check func(pid int) bool) (member, bool) {
 
 // ownPidNS reports whether init made the container's pid namespace.
 func (c *Container) ownPidNS() bool {
-	ns, ok := c.st.Config.NamespaceOf(NEWPID)
+	ns, ok := c.headConfig().NamespaceOf(NEWPID)
 	return ok && ns.Path == ""
 }
 

@@ -3,6 +3,7 @@ package libbox
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -10,7 +11,8 @@ import (
 // FuzzParseState feeds arbitrary state.json bytes to parseState, which
 // every command that loads a container runs on a file in the state root:
 // no input may panic, and whatever it accepts has a valid id, an init pid
-// and a config. Seeds in testdata/fuzz/FuzzParseState; `make fuzz` runs a
+// and a config. parseStateHead (LoadLight's) accepts all that too, with the
+// same values. Seeds in testdata/fuzz/FuzzParseState; `make fuzz` runs a
 // short pass.
 func FuzzParseState(f *testing.F) {
 	good, err := json.Marshal(&persisted{
@@ -31,6 +33,30 @@ func FuzzParseState(f *testing.F) {
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := parseState(data)
+		sh, herr := parseStateHead(data)
+		if herr != nil && !errors.Is(herr, ErrInvalidState) {
+			t.Fatalf("parseStateHead error %v is not ErrInvalidState", herr)
+		}
+		if (herr == nil) != (sh != nil) {
+			t.Fatalf("parseStateHead returned %+v and %v", sh, herr)
+		}
+		if err == nil {
+			if herr != nil {
+				t.Fatalf("parseStateHead refused what parseState accepts: %v", herr)
+			}
+			h, c := sh.Config, st.Config
+			want := stateHead{
+				ID: st.ID, InitPid: st.InitPid, InitStartTime: st.InitStartTime, Created: st.Created, Owner: st.Owner,
+				Config: &configHead{
+					OCIVersion: c.OCIVersion, Bundle: c.Bundle, Rootfs: c.Rootfs, Namespaces: c.Namespaces,
+					Annotations: c.Annotations, CgroupsPath: c.CgroupsPath, Resources: c.Resources,
+				},
+				CgroupPaths: st.CgroupPaths,
+			}
+			if !reflect.DeepEqual(*sh, want) {
+				t.Fatalf("parseStateHead read %+v (config %+v), parseState %+v", sh, h, want)
+			}
+		}
 		if err != nil {
 			if st != nil {
 				t.Fatalf("parseState returned a state and the error %v", err)
