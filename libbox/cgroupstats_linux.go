@@ -45,7 +45,7 @@ func (r *statReader) read(path string) ([]byte, error) {
 		}
 		r.fds[path] = fd
 	}
-	return readWhole(fd, path, true)
+	return readWhole(fd, path, true, 512)
 }
 
 func (r *statReader) readUint(path string) (uint64, error) {

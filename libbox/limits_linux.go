@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -395,26 +396,33 @@ func cpuacctUsageAll(r *statReader, path string) (user, sys uint64, err error) {
 // runtime's poller (cgroupfs files are pollable), about nine calls for
 // each file instead of three or four, and a report reads several.
 func readCgroupFile(path string) ([]byte, error) {
+	return readFileSized(path, 512)
+}
+
+// readFileSized is readCgroupFile for a file of up to about size bytes,
+// read in one call then (state.json: readState).
+func readFileSized(path string, size int) ([]byte, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
-	return readWhole(fd, path, false)
+	return readWhole(fd, path, false, size)
 }
 
-// readWhole reads fd to its end: with pread from offset 0 when positional
-// (a descriptor read again and again, statReader: each pread at 0 makes a
-// cgroup file anew), with read otherwise.
-func readWhole(fd int, path string, positional bool) ([]byte, error) {
+// readWhole reads fd to its end, into a buffer of size bytes to begin
+// with: with pread from offset 0 when positional (a descriptor read again
+// and again, statReader: each pread at 0 makes a cgroup file anew), with
+// read otherwise.
+func readWhole(fd int, path string, positional bool, size int) ([]byte, error) {
 	op := "read"
 	if positional {
 		op = "pread"
 	}
-	buf := make([]byte, 0, 512)
+	buf := make([]byte, 0, max(size, 512))
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			buf = slices.Grow(buf, len(buf))
 		}
 		var n int
 		var err error

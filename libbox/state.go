@@ -19,6 +19,9 @@ import (
 const (
 	stateFile = "state.json"
 	fifoName  = "exec.fifo"
+	// stateReadSize is a buffer state.json fits in, most of the time
+	// (a few KiB); a larger one is read in more calls.
+	stateReadSize = 16 << 10
 	// maxIDLen bounds container ids: they name a directory (NAME_MAX).
 	maxIDLen = 255
 )
@@ -208,7 +211,7 @@ var syncDir = func(dir string) error {
 
 // readState loads and checks state.json from a container directory.
 func readState(dir string) (*persisted, error) {
-	b, err := os.ReadFile(filepath.Join(dir, stateFile))
+	b, err := readFileSized(filepath.Join(dir, stateFile), stateReadSize)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +231,7 @@ func parseState(b []byte) (*persisted, error) {
 
 // readStateHead is readState for LoadLight: the config's head only.
 func readStateHead(dir string) (*stateHead, error) {
-	b, err := os.ReadFile(filepath.Join(dir, stateFile))
+	b, err := readFileSized(filepath.Join(dir, stateFile), stateReadSize)
 	if err != nil {
 		return nil, err
 	}
@@ -340,7 +343,7 @@ type procStat struct {
 // readProcStat parses /proc/PID/stat. The command name (field 2) may hold
 // spaces and parentheses, so fields are counted from the last ')'.
 func readProcStat(pid int) (procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := readCgroupFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return procStat{}, err
 	}
