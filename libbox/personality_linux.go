@@ -52,39 +52,62 @@ const (
 const MaxNUMANode = 1023
 
 // Validate checks what the kernel would refuse with a bare EINVAL: which
-// modes take nodes, and the flags' combinations.
+// modes take nodes, and the flags' combinations. Its errors start with
+// "invalid memory policy", as runc's do.
 func (m *MemoryPolicy) Validate() error {
+	name := mpolModeName(m.Mode)
 	switch m.Mode {
 	case MPolDefault, MPolLocal:
 		if len(m.Nodes) > 0 {
-			return errors.New("MPOL_DEFAULT and MPOL_LOCAL take no nodes")
+			return fmt.Errorf("invalid memory policy: the %s mode requires 0 nodes but got %d: remove the nodes", name, len(m.Nodes))
 		}
 		if m.Flags != 0 {
-			return errors.New("MPOL_DEFAULT and MPOL_LOCAL take no flags")
+			return fmt.Errorf("invalid memory policy: the %s mode takes no flags: remove the flags", name)
 		}
 	case MPolPreferred:
 	case MPolBind, MPolInterleave, MPolPreferredMany, MPolWeightedInterleave:
 		if len(m.Nodes) == 0 {
-			return errors.New("MPOL_BIND, MPOL_INTERLEAVE, MPOL_PREFERRED_MANY and MPOL_WEIGHTED_INTERLEAVE need at least one node")
+			return fmt.Errorf("invalid memory policy: the %s mode requires at least 1 node but got 0: name the nodes", name)
 		}
 	default:
-		return fmt.Errorf("unknown mode %d", m.Mode)
+		return fmt.Errorf("invalid memory policy mode %d: use one of MPOL_DEFAULT (0) to MPOL_WEIGHTED_INTERLEAVE (6)", m.Mode)
 	}
 	if m.Flags&^(MPolFNumaBalancing|MPolFRelativeNodes|MPolFStaticNodes) != 0 {
-		return fmt.Errorf("unknown flags %#x", m.Flags)
+		return fmt.Errorf("invalid memory policy flags %#x: use only MPOL_F_NUMA_BALANCING, MPOL_F_RELATIVE_NODES and MPOL_F_STATIC_NODES", m.Flags)
 	}
 	if m.Flags&MPolFRelativeNodes != 0 && m.Flags&MPolFStaticNodes != 0 {
-		return errors.New("MPOL_F_RELATIVE_NODES and MPOL_F_STATIC_NODES exclude each other")
+		return errors.New("invalid memory policy flags: MPOL_F_RELATIVE_NODES and MPOL_F_STATIC_NODES exclude each other: keep one")
 	}
 	if m.Flags&MPolFNumaBalancing != 0 && m.Mode != MPolBind && m.Mode != MPolPreferredMany {
-		return errors.New("MPOL_F_NUMA_BALANCING needs MPOL_BIND or MPOL_PREFERRED_MANY")
+		return fmt.Errorf("invalid memory policy flags: MPOL_F_NUMA_BALANCING needs the MPOL_BIND or MPOL_PREFERRED_MANY mode, not %s", name)
 	}
 	for _, n := range m.Nodes {
 		if n > MaxNUMANode {
-			return fmt.Errorf("node %d is above %d", n, MaxNUMANode)
+			return fmt.Errorf("invalid memory policy node %d: the highest node number Linux supports is %d", n, MaxNUMANode)
 		}
 	}
 	return nil
+}
+
+// mpolModeName names a set_mempolicy(2) mode the way the runtime spec does.
+func mpolModeName(mode int) string {
+	switch mode {
+	case MPolDefault:
+		return "MPOL_DEFAULT"
+	case MPolPreferred:
+		return "MPOL_PREFERRED"
+	case MPolBind:
+		return "MPOL_BIND"
+	case MPolInterleave:
+		return "MPOL_INTERLEAVE"
+	case MPolLocal:
+		return "MPOL_LOCAL"
+	case MPolPreferredMany:
+		return "MPOL_PREFERRED_MANY"
+	case MPolWeightedInterleave:
+		return "MPOL_WEIGHTED_INTERLEAVE"
+	}
+	return fmt.Sprintf("mode %d", mode)
 }
 
 // setPersonality sets the calling process's execution domain.
@@ -118,11 +141,10 @@ func setMemoryPolicy(m *MemoryPolicy) error {
 	_, _, errno := unix.Syscall(unix.SYS_SET_MEMPOLICY, uintptr(m.Mode|m.Flags), uintptr(ptr), maxnode)
 	runtime.KeepAlive(mask)
 	if errno != 0 {
-		err := fmt.Errorf("set linux.memoryPolicy: set_mempolicy: %w", errno)
 		if errno == unix.EINVAL {
-			err = fmt.Errorf("%w: a node that is not online, or a mode or flag this kernel lacks (see /sys/devices/system/node/online)", err)
+			return fmt.Errorf("set linux.memoryPolicy: invalid memory policy: set_mempolicy: %w: a node that is not online, or a mode or flag this kernel lacks (see /sys/devices/system/node/online)", errno)
 		}
-		return err
+		return fmt.Errorf("set linux.memoryPolicy: set_mempolicy: %w", errno)
 	}
 	return nil
 }

@@ -211,19 +211,23 @@ func convertMemoryPolicy(m *specs.LinuxMemoryPolicy) (*libbox.MemoryPolicy, erro
 	}
 	mode, ok := memoryPolicyModes[m.Mode]
 	if !ok {
-		return nil, fmt.Errorf("linux.memoryPolicy.mode %q is not one of %s", m.Mode, strings.Join(sortedKeys(memoryPolicyModes), ", "))
+		modes := strings.Join(sortedKeys(memoryPolicyModes), ", ")
+		if m.Mode == "" {
+			return nil, fmt.Errorf("linux.memoryPolicy.mode is empty: invalid memory policy mode: set it to one of %s", modes)
+		}
+		return nil, fmt.Errorf("linux.memoryPolicy.mode %q: invalid memory policy mode: use one of %s", m.Mode, modes)
 	}
 	out := &libbox.MemoryPolicy{Mode: mode}
 	for _, f := range m.Flags {
 		bit, ok := memoryPolicyFlags[f]
 		if !ok {
-			return nil, fmt.Errorf("linux.memoryPolicy.flags: unknown flag %q", f)
+			return nil, fmt.Errorf("linux.memoryPolicy.flags: invalid memory policy flag %q: use only %s", f, strings.Join(sortedKeys(memoryPolicyFlags), ", "))
 		}
 		out.Flags |= bit
 	}
 	nodes, err := parseIDList(m.Nodes, "node", libbox.MaxNUMANode)
 	if err != nil {
-		return nil, fmt.Errorf("linux.memoryPolicy.nodes: %w", err)
+		return nil, fmt.Errorf("linux.memoryPolicy.nodes: invalid memory policy nodes: %w", err)
 	}
 	for _, n := range nodes {
 		out.Nodes = append(out.Nodes, uint(n))

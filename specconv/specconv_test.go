@@ -508,20 +508,28 @@ func TestFromSpecErrors(t *testing.T) {
 		{name: "personality flags", mutate: func(s *specs.Spec) {
 			s.Linux.Personality = &specs.LinuxPersonality{Domain: specs.PerLinux, Flags: []specs.LinuxPersonalityFlag{"ADDR_NO_RANDOMIZE"}}
 		}, err: "no personality flags are defined"},
-		{name: "memoryPolicy mode", mutate: func(s *specs.Spec) { s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{} }, err: `linux.memoryPolicy.mode "" is not one of MPOL_BIND, MPOL_DEFAULT`},
+		{name: "memoryPolicy empty", mutate: func(s *specs.Spec) { s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{} }, err: "linux.memoryPolicy.mode is empty: invalid memory policy mode: set it to one of MPOL_BIND, MPOL_DEFAULT"},
+		{name: "memoryPolicy missing mode", mutate: func(s *specs.Spec) { s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Nodes: "0-7"} }, err: "linux.memoryPolicy.mode is empty: invalid memory policy mode"},
+		{name: "memoryPolicy unknown mode", mutate: func(s *specs.Spec) { s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: "INTERLEAVE", Nodes: "0"} }, err: `linux.memoryPolicy.mode "INTERLEAVE": invalid memory policy mode: use one of MPOL_BIND, MPOL_DEFAULT`},
 		{name: "memoryPolicy nodes", mutate: func(s *specs.Spec) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind, Nodes: "0-x"}
-		}, err: `linux.memoryPolicy.nodes: "0-x" is not a node list`},
-		{name: "memoryPolicy bind without nodes", mutate: func(s *specs.Spec) { s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind} }, err: "linux.memoryPolicy: MPOL_BIND, MPOL_INTERLEAVE, MPOL_PREFERRED_MANY and MPOL_WEIGHTED_INTERLEAVE need at least one node"},
+		}, err: `linux.memoryPolicy.nodes: invalid memory policy nodes: "0-x" is not a node list`},
+		{name: "memoryPolicy node too high", mutate: func(s *specs.Spec) {
+			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind, Nodes: "0-9876543210"}
+		}, err: "linux.memoryPolicy.nodes: invalid memory policy nodes: node 9876543210 is above the highest node number Linux supports (1023)"},
+		{name: "memoryPolicy bind without nodes", mutate: func(s *specs.Spec) { s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind} }, err: "linux.memoryPolicy: invalid memory policy: the MPOL_BIND mode requires at least 1 node but got 0: name the nodes"},
 		{name: "memoryPolicy default with nodes", mutate: func(s *specs.Spec) {
-			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolDefault, Nodes: "0"}
-		}, err: "MPOL_DEFAULT and MPOL_LOCAL take no nodes"},
+			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolDefault, Nodes: "0-7"}
+		}, err: "linux.memoryPolicy: invalid memory policy: the MPOL_DEFAULT mode requires 0 nodes but got 8: remove the nodes"},
+		{name: "memoryPolicy local with flags", mutate: func(s *specs.Spec) {
+			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolLocal, Flags: []specs.MemoryPolicyFlagType{specs.MpolFStaticNodes}}
+		}, err: "linux.memoryPolicy: invalid memory policy: the MPOL_LOCAL mode takes no flags"},
 		{name: "memoryPolicy flags", mutate: func(s *specs.Spec) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind, Nodes: "0", Flags: []specs.MemoryPolicyFlagType{specs.MpolFRelativeNodes, specs.MpolFStaticNodes}}
-		}, err: "exclude each other"},
+		}, err: "invalid memory policy flags: MPOL_F_RELATIVE_NODES and MPOL_F_STATIC_NODES exclude each other"},
 		{name: "memoryPolicy unknown flag", mutate: func(s *specs.Spec) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind, Nodes: "0", Flags: []specs.MemoryPolicyFlagType{"MPOL_F_FAST"}}
-		}, err: `linux.memoryPolicy.flags: unknown flag "MPOL_F_FAST"`},
+		}, err: `linux.memoryPolicy.flags: invalid memory policy flag "MPOL_F_FAST": use only MPOL_F_NUMA_BALANCING, MPOL_F_RELATIVE_NODES, MPOL_F_STATIC_NODES`},
 		{name: "netDevices without a network namespace", mutate: func(s *specs.Spec) {
 			s.Linux.NetDevices = map[string]specs.LinuxNetDevice{"eth1": {}}
 			s.Linux.Namespaces = slices.DeleteFunc(s.Linux.Namespaces, func(n specs.LinuxNamespace) bool { return n.Type == specs.NetworkNamespace })

@@ -348,7 +348,7 @@ status_field() {
 	update_config '.linux.memoryPolicy = {mode: "MPOL_BIND", nodes: ($n | tostring)}' "$BUNDLE" --argjson n "$((last + 1))"
 	runtime run -b "$BUNDLE" "$CID-bad"
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"set linux.memoryPolicy: set_mempolicy: invalid argument: a node that is not online"* ]]
+	[[ "$output" == *"set linux.memoryPolicy: invalid memory policy: set_mempolicy: invalid argument: a node that is not online"* ]]
 	assert_nothing_left "$CID-bad"
 }
 
