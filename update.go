@@ -45,7 +45,7 @@ allowlist, for new connections; see docs/network.md.`,
 		&cli.StringFlag{Name: "memory", Usage: "memory limit in bytes (-1: unlimited)"},
 		&cli.StringFlag{Name: "memory-reservation", Usage: "memory soft limit in bytes"},
 		&cli.StringFlag{Name: "memory-swap", Usage: "memory plus swap limit in bytes (-1: unlimited swap)"},
-		&cli.StringFlag{Name: "pids-limit", Usage: "maximum number of processes (0 or -1: unlimited)"},
+		&cli.StringFlag{Name: "pids-limit", Usage: "maximum number of processes (-1: unlimited; 0 is taken as 1, as in runc)"},
 		&cli.StringFlag{Name: "l3-cache-schema", Usage: "Intel RDT/CAT L3 cache schema (not supported)"},
 		&cli.StringFlag{Name: "mem-bw-schema", Usage: "Intel RDT/MBA memory bandwidth schema (not supported)"},
 		// Obsolete in runc too: accepted, ignored with a warning.

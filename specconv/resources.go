@@ -14,7 +14,7 @@ import (
 )
 
 // Resources converts linux.resources for a new container. Values that mean
-// "unlimited" (-1, or a pids limit <= 0) are dropped, since a new cgroup
+// "unlimited" (-1, or a negative pids limit) are dropped, since a new cgroup
 // starts unlimited: they are not limits, and an unprivileged caller without
 // a cgroup can still run such a config. nil in, nil out.
 func Resources(r *specs.LinuxResources, warnf func(string, ...any)) (*cgroups.Resources, error) {
@@ -142,10 +142,15 @@ func applyResources(out *cgroups.Resources, r *specs.LinuxResources, create bool
 		}
 	}
 	if p := r.Pids; p != nil && p.Limit != nil {
-		// <= 0 is "no limit" (runc and podman).
+		// A negative limit is "no limit". 0 is taken as 1, as runc does
+		// (systemd's TasksMax cannot be 0, and runc's cgroupfs driver
+		// follows it): pids.max 1, not unlimited.
 		switch limit := *p.Limit; {
 		case limit > 0:
 			out.PidsLimit = &limit
+		case limit == 0:
+			one := int64(1)
+			out.PidsLimit = &one
 		case !create:
 			unlimited := int64(-1)
 			out.PidsLimit = &unlimited

@@ -106,13 +106,40 @@ func TestResourcesUnlimitedDropped(t *testing.T) {
 	r, err := Resources(&specs.LinuxResources{
 		Memory: &specs.LinuxMemory{Limit: i64(-1), Swap: i64(-1)},
 		CPU:    &specs.LinuxCPU{Quota: i64(-1)},
-		Pids:   &specs.LinuxPids{Limit: i64(0)},
+		Pids:   &specs.LinuxPids{Limit: i64(-1)},
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if libbox.HasLimits(r) || r.PidsLimit != nil || r.Memory != 0 || r.CpuQuota != 0 {
 		t.Errorf("unlimited values kept: %+v", r)
+	}
+}
+
+// A pids limit of 0 is taken as 1, as runc does, at create and at update;
+// an unset one changes nothing.
+func TestPidsLimitZeroIsOne(t *testing.T) {
+	fakeHost(t, unix.CAP_LAST_CAP)
+	r, err := Resources(&specs.LinuxResources{Pids: &specs.LinuxPids{Limit: i64(0)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PidsLimit == nil || *r.PidsLimit != 1 {
+		t.Errorf("create with pids.limit 0: PidsLimit %v, want 1", r.PidsLimit)
+	}
+	got, err := UpdateResources(&cgroups.Resources{PidsLimit: i64(20)}, &specs.LinuxResources{Pids: &specs.LinuxPids{Limit: i64(0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.PidsLimit == nil || *got.PidsLimit != 1 {
+		t.Errorf("update with pids.limit 0: PidsLimit %v, want 1", got.PidsLimit)
+	}
+	got, err = UpdateResources(&cgroups.Resources{PidsLimit: i64(20)}, &specs.LinuxResources{Pids: &specs.LinuxPids{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.PidsLimit == nil || *got.PidsLimit != 20 {
+		t.Errorf("update with no pids.limit: PidsLimit %v, want 20 kept", got.PidsLimit)
 	}
 }
 
@@ -185,7 +212,7 @@ func TestUpdateResources(t *testing.T) {
 	saved := *cur
 	got, err := UpdateResources(cur, &specs.LinuxResources{
 		Memory:  &specs.LinuxMemory{Limit: i64(128 << 20)},
-		Pids:    &specs.LinuxPids{Limit: i64(0)},
+		Pids:    &specs.LinuxPids{Limit: i64(-1)},
 		CPU:     &specs.LinuxCPU{Quota: i64(-1), Cpus: "1"},
 		Devices: []specs.LinuxDeviceCgroup{{Allow: true, Access: "rwm"}},
 	})

@@ -40,6 +40,22 @@ memory_max() {
 	[ "$(jq '.data.memory.usage.limit' <<<"$output")" = 134217728 ]
 }
 
+@test "update: a pids limit of 0 is taken as 1, at create and at update" {
+	skip_if_runc "runc 1.1.5 takes a pids limit of 0 as unlimited (1.5 as 1)"
+	requires_cgroup
+	configure '{"pids": {"limit": 0}}' sleep 1000
+	start_detached
+	local pid
+	pid=$(ctr_pid)
+	[ "$(cgroup_value "$pid" pids.max pids pids.max)" = 1 ]
+
+	runtime_ok update --pids-limit -1 "$CID"
+	[ "$(cgroup_value "$pid" pids.max pids pids.max)" = max ]
+	runtime_ok update --pids-limit 0 "$CID"
+	[ "$(cgroup_value "$pid" pids.max pids pids.max)" = 1 ]
+	testcontainer "$CID" running
+}
+
 @test "update: --resources FILE (podman) and - on stdin (containerd)" {
 	requires_cgroup
 	configure '{"cpu": {"quota": 10000, "period": 100000}}' sleep 1000
