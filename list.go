@@ -29,6 +29,14 @@ var listCommand = &cli.Command{
 		if err != nil {
 			return err
 		}
+		// As in runc: a default root that does not exist yet lists
+		// nothing (no container was made), but a --root that does not
+		// exist is a mistake worth saying.
+		if c.String("root") != "" {
+			if _, err := os.Stat(rt.Root); err != nil {
+				return fmt.Errorf("state root given by --root: %w: pass an existing directory, or leave --root out for the default", err)
+			}
+		}
 		ids, err := rt.List()
 		if err != nil {
 			return err

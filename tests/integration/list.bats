@@ -61,3 +61,19 @@ teardown() {
 	runtime list --format yaml
 	[ "$status" -ne 0 ]
 }
+
+@test "list: a --root that does not exist is an error, a default root that does not exist lists nothing" {
+	run "${AS_USER[@]}" "$RUNTIME" --root "$BATS_TEST_TMPDIR/no-such-root" list
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"$BATS_TEST_TMPDIR/no-such-root"* ]]
+	[ "${#lines[@]}" -eq 1 ]
+	[ ! -e "$BATS_TEST_TMPDIR/no-such-root" ]
+
+	# The default root: $XDG_RUNTIME_DIR's for the rootless user (made on
+	# first use), else root's, which a host that never made a container
+	# lacks.
+	if is_rootless || [[ ! -e /run/nanobox-runc ]]; then
+		RUNTIME_NO_ROOT=1 runtime_ok list -q
+		[ -z "$output" ]
+	fi
+}
