@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -48,10 +49,16 @@ func main() {
 
 func newApp() *cli.App {
 	cli.VersionPrinter = func(c *cli.Context) { printVersion(c.App.Writer) }
-	return withNamedFlags(&cli.App{
+	app := withNamedFlags(&cli.App{
 		Name:    "nanobox-runc",
 		Usage:   usage,
 		Version: version,
+		// As in runc (urfave/cli v1): a command's help and the usage line
+		// name the program as it was invoked ("runc run", whatever the
+		// binary is called: callers install it as runc), while the
+		// top-level NAME stays the runtime's name.
+		HelpName:              progName(os.Args),
+		CustomAppHelpTemplate: appHelpTemplate,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "root", Usage: "state directory (default /run/nanobox-runc; rootless: $XDG_RUNTIME_DIR/nanobox-runc)"},
 			&cli.StringFlag{Name: "log", Usage: "append log messages to this file instead of stderr"},
@@ -92,6 +99,27 @@ func newApp() *cli.App {
 		// Errors are printed once, by fatal, in runc's format.
 		ExitErrHandler: func(*cli.Context, error) {},
 	})
+	// App.Setup prefixes each command's HelpName with the app's: the
+	// commands are package variables, so a second app (tests) must not
+	// prefix the first one's result.
+	for _, c := range app.Commands {
+		c.HelpName = ""
+	}
+	return app
+}
+
+// appHelpTemplate is urfave/cli's top-level help with NAME showing the
+// app's Name rather than its HelpName (the invoked program), as runc's.
+var appHelpTemplate = strings.Replace(cli.AppHelpTemplate, `{{template "helpNameTemplate" .}}`,
+	`{{$v := offset .Name 6}}{{wrap .Name 3}}{{if .Usage}} - {{wrap .Usage $v}}{{end}}`, 1)
+
+// progName is the base name the program was invoked by, or the runtime's
+// name when there is none.
+func progName(args []string) string {
+	if len(args) == 0 || args[0] == "" {
+		return "nanobox-runc"
+	}
+	return filepath.Base(args[0])
 }
 
 // printVersion prints what runc's --version prints: the version, the
