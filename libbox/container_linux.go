@@ -223,8 +223,7 @@ func (r *Runtime) List() ([]string, error) {
 // Status derives the container's status from its init process and the exec
 // fifo: nothing stored can go stale.
 func (c *Container) Status() Status {
-	ps, err := readProcStat(c.st.InitPid)
-	if err != nil || ps.StartTime != c.st.InitStartTime || ps.State == 'Z' || ps.State == 'X' {
+	if c.stopped() {
 		return Stopped
 	}
 	// Before created, as in runc: a created container can be paused too.
@@ -235,6 +234,13 @@ func (c *Container) Status() Status {
 		return Created
 	}
 	return Running
+}
+
+// stopped reports whether init is gone (Status() == Stopped): not there,
+// its pid recycled (another start time), or a zombie.
+func (c *Container) stopped() bool {
+	ps, err := readProcStat(c.st.InitPid)
+	return err != nil || ps.StartTime != c.st.InitStartTime || ps.State == 'Z' || ps.State == 'X'
 }
 
 // State returns the OCI state of the container.
@@ -538,6 +544,32 @@ func (c *Container) pidfd() (int, error) {
 	return fd, nil
 }
 
+// pinInit is what Signal needs of init: a pidfd of it, and whether the
+// container is stopped (Status() == Stopped) from one read of its
+// /proc/PID/stat, taken after the pidfd so that it also proves the pidfd
+// init's, not a recycled pid's (as pidfd does). pidfd is -1 when stopped,
+// or when err says why there is none (a running container's cgroup can
+// still be signalled without it).
+func (c *Container) pinInit() (pidfd int, stopped bool, err error) {
+	fd, err := unix.PidfdOpen(c.st.InitPid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return -1, true, nil
+	}
+	if err != nil {
+		// Signalling a stopped container needs no pidfd (nor a
+		// kernel with pidfd_open).
+		if c.stopped() {
+			return -1, true, nil
+		}
+		return -1, false, fmt.Errorf("pidfd_open %d: %w", c.st.InitPid, err)
+	}
+	if c.stopped() {
+		unix.Close(fd)
+		return -1, true, nil
+	}
+	return fd, false, nil
+}
+
 // Pidfd is a pidfd of the container's init (pidfd_open(2)), checked to be
 // the process the container started (its pid was not recycled). The caller
 // closes it.
@@ -565,7 +597,10 @@ func (c *Container) Signal(sig unix.Signal, all bool) error {
 	if implied {
 		all = true
 	}
-	if c.Status() == Stopped {
+	// init pinned first, then checked once: that look at its stat tells
+	// both whether the container is stopped and that the pidfd is init's.
+	pidfd, stopped, pinErr := c.pinInit()
+	if stopped {
 		if !all {
 			return &notRunningError{c.st.ID}
 		}
@@ -581,6 +616,9 @@ func (c *Container) Signal(sig unix.Signal, all bool) error {
 		}
 		return cg.signal(sig)
 	}
+	if pidfd >= 0 {
+		defer unix.Close(pidfd)
+	}
 	if all && cg != nil {
 		return cg.signal(sig)
 	}
@@ -589,14 +627,9 @@ func (c *Container) Signal(sig unix.Signal, all bool) error {
 			return err
 		}
 	}
-	pidfd, err := c.pidfd()
-	if err != nil {
-		if all && errors.Is(err, ErrNotRunning) {
-			return nil
-		}
-		return err
+	if pinErr != nil {
+		return pinErr
 	}
-	defer unix.Close(pidfd)
 	if err := unix.PidfdSendSignal(pidfd, sig, nil, 0); err != nil && !(all && errors.Is(err, unix.ESRCH)) {
 		return fmt.Errorf("signal container %s: %w", c.st.ID, err)
 	}
