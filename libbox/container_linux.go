@@ -798,6 +798,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts, configS
 	}
 	sp.usermap = func(stagePid int) error { return writeIDMaps(stagePid, cfg, r.Rootless) }
 	sp.log = opts.Log
+	sp.ownAffinity = true
 
 	// The cgroup is made, with its limits, before init, for init to be
 	// born in it (see cgroupBeforeInit).

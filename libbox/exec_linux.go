@@ -137,7 +137,7 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 		sp.joins = append(sp.joins, nsenter.Join{Kind: f.kind, Path: "/proc/self/fd/" + strconv.Itoa(sp.add(f.file))})
 	}
 	sp.exe = exe
-	sp.affinity = p.ExecCPUAffinity
+	sp.affinity, sp.ownAffinity = p.ExecCPUAffinity, true
 	sp.log = opts.Log
 	// The process is born in the container's cgroup, as init is (see
 	// bornCgroup); admit moves it only when it could not be. Not into

@@ -148,6 +148,24 @@ func setThreadAffinity(cpus []int) error {
 	return nil
 }
 
+// resetAffinity lets pid run on every CPU, rather than on the CPUs of an
+// affinity it inherited (the runtime's own: taskset, a service's
+// CPUAffinity=). One sched_setaffinity with every bit set: the kernel
+// keeps only the CPUs that exist and that pid's cpuset allows, and keeps
+// the whole mask as the one asked for, so that the cpuset alone decides
+// when it changes or pid moves to another (since Linux 6.2 the kernel
+// intersects a cpuset with the last mask asked for; before, a cpuset
+// replaced it). pid must be single-threaded: the mask is its main
+// thread's.
+func resetAffinity(pid int) error {
+	set := unix.NewCPUSet(MaxCPU + 1)
+	set.Fill()
+	if err := unix.SchedSetaffinityDynamic(pid, set); err != nil {
+		return fmt.Errorf("reset the CPU affinity of pid %d: sched_setaffinity: %w", pid, err)
+	}
+	return nil
+}
+
 // startPinned runs start (which forks a process, e.g. os.StartProcess) on
 // a new OS thread pinned to a.Initial, so the process and every thread it
 // makes run there from their first instruction, until the process enters

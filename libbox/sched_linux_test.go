@@ -248,3 +248,49 @@ func TestFormatCPUList(t *testing.T) {
 		}
 	}
 }
+
+func TestResetAffinity(t *testing.T) {
+	all := allowedCPUs(t)
+	if len(all) < 2 {
+		t.Skip("needs two CPUs to tell a pinned process from a reset one")
+	}
+	// A process that inherited a narrower affinity (as from a runtime
+	// started by taskset) runs on every CPU the test may use once reset.
+	cmd := exec.Command("sleep", "10")
+	_, err := startPinned(&CPUAffinity{Initial: all[:1]}, func() (*os.Process, error) {
+		err := cmd.Start()
+		return cmd.Process, err
+	})
+	if err != nil {
+		t.Skipf("sleep: %v", err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	cpusOf := func() string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		t.Fatal("no Cpus_allowed_list")
+		return ""
+	}
+	if got, want := cpusOf(), strconv.Itoa(all[0]); got != want {
+		t.Fatalf("pinned child on %s, want %s", got, want)
+	}
+	if err := resetAffinity(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cpusOf(), formatCPUList(all); got != want {
+		t.Errorf("reset child on %s, want %s", got, want)
+	}
+	if err := resetAffinity(1 << 30); err == nil || !strings.Contains(err.Error(), "reset the CPU affinity of pid 1073741824: sched_setaffinity: no such process") {
+		t.Errorf("error %v", err)
+	}
+}

@@ -34,6 +34,11 @@ type spawnSpec struct {
 	offsets []nsenter.TimeOffset
 	// affinity pins the stage while it starts (exec's execCPUAffinity).
 	affinity *CPUAffinity
+	// ownAffinity: the stage (and so the process it forks) does not keep
+	// the runtime's CPU affinity, but may run on every CPU its cpuset
+	// allows, unless affinity pins it (see resetAffinity). For the
+	// container's processes, not for the runtime's helpers.
+	ownAffinity bool
 	// usermap writes the id maps of the stage's new user namespace when
 	// the stage asks for them; nil refuses the request.
 	usermap func(stagePid int) error
@@ -147,6 +152,13 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 	childSock.Close()
 	if err != nil {
 		return nil, fmt.Errorf("start the runtime's init stage: %w", err)
+	}
+	if s.ownAffinity && (s.affinity == nil || len(s.affinity.Initial) == 0) {
+		// Before the stage has its bootstrap message: it forks nothing
+		// yet, and runs on one thread (the nsenter constructor).
+		if err := resetAffinity(p.stage.Pid); err != nil {
+			p.log.Warnf("%v: the container's process may keep the runtime's CPU affinity", err)
+		}
 	}
 	if err := p.sock.sendRaw(boot.Message()); err != nil {
 		return nil, err

@@ -346,7 +346,7 @@ process_json() {
 	mask=$(printf '%#x' $((1 << last)))
 	[[ "$output" == *"nsexec: pid "*": affinity: $mask\""* ]]
 	[[ "$output" == *"$(printf 'Cpus_allowed_list:\t%s' "$first")"* ]]
-	# Without an initial set: the runtime's own affinity (runc 1.3 too).
+	# Without an initial set: every CPU (the runtime's own affinity is reset).
 	process_json "$proc" '.args = ["true"]'
 	runtime --debug exec --process "$proc" "$CID"
 	[ "$status" -eq 0 ]
@@ -376,6 +376,37 @@ process_json() {
 	if ! can_have_cgroup || [ "$kv" -ge 6002 ]; then
 		[ "$output" = "$(printf 'Cpus_allowed_list:\t%s' "$last")" ]
 	fi
+}
+
+@test "run and exec: the container's processes do not keep the runtime's CPU affinity" {
+	command -v taskset >/dev/null || skip "needs taskset (util-linux)"
+	local cpus first last proc="$BATS_TEST_TMPDIR/process.json"
+	cpus=$(host_cpus)
+	first=$(first_cpu "$cpus")
+	last=$(last_cpu "$cpus")
+	[ "$first" != "$last" ] || skip "needs two CPUs to tell the runtime's affinity from the rest"
+	# A runtime started by taskset (or a service with CPUAffinity=):
+	# init and exec'd processes run on every CPU the cgroup allows, as
+	# runc's do (before Linux 6.2 a cpuset move hid the inherited mask).
+	local AS_USER=(taskset -c "$first" "${AS_USER[@]}")
+	set_args grep Cpus_allowed_list /proc/self/status
+	runtime_ok run -b "$BUNDLE" "$CID"
+	[ "$output" = "$(printf 'Cpus_allowed_list:\t%s' "$cpus")" ]
+
+	# With a cpuset of the config, the cpuset.
+	if can_have_cgroup; then
+		set_resources "$(printf '{"cpu": {"cpus": "%s", "mems": "0"}}' "$cpus")"
+	fi
+	run_detached
+	runtime exec "$CID" grep Cpus_allowed_list /proc/self/status
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'Cpus_allowed_list:\t%s' "$cpus")" ]
+	# execCPUAffinity still decides where it is set.
+	process_json "$proc" '.args = ["grep", "Cpus_allowed_list", "/proc/self/status"]
+		| .execCPUAffinity = {final: $l}' --arg l "$last"
+	runtime exec --process "$proc" "$CID"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'Cpus_allowed_list:\t%s' "$last")" ]
 }
 
 @test "exec: --detach writes the pid file and leaves the process to the caller's subreaper" {
