@@ -892,23 +892,38 @@ func (c *Container) oomAnnotation(annotations map[string]string) map[string]stri
 }
 
 // joinSub moves pid into existing sub-cgroups of the container's cgroup
-// (see ExecOpts.SubCgroups): sub[""] in every hierarchy, sub[c] in that of
-// controller c (cgroup v1 only), the container's own cgroup in the others.
-// A sub-cgroup is a path relative to the container's cgroup ("/" is that
-// cgroup itself) that stays inside it, and must exist. Errors keep runc's
-// wording, which callers match: "X is not a sub cgroup path", "unknown
-// controller X", "error adding pid N to cgroups: ...".
+// (see ExecOpts.SubCgroups and subCgroupTargets). Errors keep runc's
+// wording, which callers match: "error adding pid N to cgroups: ...".
 func (h *cgroupHandle) joinSub(pid int, sub map[string]string) error {
+	targets, err := h.subCgroupTargets(sub)
+	if err != nil {
+		return err
+	}
+	for _, ctrl := range slices.Sorted(maps.Keys(targets)) {
+		if err := cgroups.WriteCgroupProc(targets[ctrl], pid); err != nil {
+			return fmt.Errorf("error adding pid %d to cgroups: %w", pid, err)
+		}
+	}
+	return nil
+}
+
+// subCgroupTargets are the cgroup directories, by controller (cgroup v2:
+// ""), that joinSub moves a process into: sub[""] in every hierarchy,
+// sub[c] in that of controller c (cgroup v1 only), the container's own
+// cgroup in the others. Checked before anything is moved, and before exec
+// starts a process. Errors keep runc's wording, which callers match:
+// "unknown controller X", "bad sub cgroup path: ...".
+func (h *cgroupHandle) subCgroupTargets(sub map[string]string) (map[string]string, error) {
 	paths := h.m.GetPaths()
 	for ctrl := range sub {
 		if ctrl == "" {
 			continue
 		}
 		if cgroups.IsCgroup2UnifiedMode() {
-			return fmt.Errorf("--cgroup %s:%s: cgroup v2 has one hierarchy: give the sub-cgroup without a controller", ctrl, sub[ctrl])
+			return nil, fmt.Errorf("--cgroup %s:%s: cgroup v2 has one hierarchy: give the sub-cgroup without a controller", ctrl, sub[ctrl])
 		}
 		if paths[ctrl] == "" {
-			return fmt.Errorf("unknown controller %s in --cgroup %s:%s: the container has no %s cgroup", ctrl, ctrl, sub[ctrl], ctrl)
+			return nil, fmt.Errorf("unknown controller %s in --cgroup %s:%s: the container has no %s cgroup", ctrl, ctrl, sub[ctrl], ctrl)
 		}
 	}
 	targets := make(map[string]string, len(paths))
@@ -923,16 +938,23 @@ func (h *cgroupHandle) joinSub(pid int, sub map[string]string) error {
 				continue
 			}
 		}
-		target := filepath.Join(base, add)
-		if rel, err := filepath.Rel(base, target); err != nil || !filepath.IsLocal(rel) {
-			return fmt.Errorf("--cgroup: %s is not a sub cgroup path: it must stay inside the container's cgroup", add)
+		target, err := subCgroupPath(base, add)
+		if err != nil {
+			return nil, err
 		}
 		targets[ctrl] = target
 	}
-	for _, ctrl := range slices.Sorted(maps.Keys(targets)) {
-		if err := cgroups.WriteCgroupProc(targets[ctrl], pid); err != nil {
-			return fmt.Errorf("error adding pid %d to cgroups: %w", pid, err)
-		}
+	return targets, nil
+}
+
+// subCgroupPath is the directory of sub-cgroup sub (a --cgroup path) of
+// the cgroup at base: base itself for "/" or "", one below it otherwise.
+// A path that leads out of base ("..", "../sibling", even a sibling whose
+// name starts with base's) is an error.
+func subCgroupPath(base, sub string) (string, error) {
+	target := filepath.Join(base, sub)
+	if rel, err := filepath.Rel(base, target); err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("bad sub cgroup path: --cgroup %s leads out of the container's cgroup: give a path inside it (\"/\" is the cgroup itself)", sub)
 	}
-	return nil
+	return target, nil
 }

@@ -465,3 +465,70 @@ func TestNewCgroupManager(t *testing.T) {
 		t.Errorf("newCgroupManager made %d read syscalls, want one read of /proc/self/cgroup (2-3 reads)", n)
 	}
 }
+
+// pathsManager is a cgroups.Manager whose cgroup is at paths.
+type pathsManager struct {
+	cgroups.Manager
+	paths map[string]string
+}
+
+func (m pathsManager) GetPaths() map[string]string { return m.paths }
+
+func TestSubCgroupPath(t *testing.T) {
+	for _, base := range []string{"/sys/fs/cgroup/machine.slice/ctr", "/sys/fs/cgroup/cpu,cpuacct/runc-test/ctr"} {
+		for sub, want := range map[string]string{
+			"": base, "/": base, ".": base, "sub": base + "/sub", "/sub/x": base + "/sub/x",
+			// Through the parent, back into the container's cgroup (both
+			// bases end in "ctr"), as runc allows.
+			"sub/../other": base + "/other", "a/../../ctr/b": base + "/b",
+		} {
+			got, err := subCgroupPath(base, sub)
+			if err != nil || got != want {
+				t.Errorf("subCgroupPath(%q, %q) = %q, %v; want %q", base, sub, got, err, want)
+			}
+		}
+		// Out of the container's cgroup: its parent, a sibling (one
+		// whose name starts with the container's too), the root.
+		sibling := "../" + filepath.Base(base) + "-sibling"
+		for _, sub := range []string{"..", "../", sibling, "sub/../..", "/..", "../../../.."} {
+			got, err := subCgroupPath(base, sub)
+			if err == nil || !strings.HasPrefix(err.Error(), "bad sub cgroup path: --cgroup "+sub+" leads out of the container's cgroup") {
+				t.Errorf("subCgroupPath(%q, %q) = %q, %v; want a bad sub cgroup path error", base, sub, got, err)
+			}
+		}
+	}
+}
+
+func TestSubCgroupTargets(t *testing.T) {
+	v2 := &cgroupHandle{m: pathsManager{paths: map[string]string{"": "/sys/fs/cgroup/ctr"}}}
+	got, err := v2.subCgroupTargets(map[string]string{"": "sub"})
+	if want := map[string]string{"": "/sys/fs/cgroup/ctr/sub"}; err != nil || !maps.Equal(got, want) {
+		t.Errorf("v2: %v, %v; want %v", got, err, want)
+	}
+	if _, err := v2.subCgroupTargets(map[string]string{"": "../ctr-sibling"}); err == nil || !strings.Contains(err.Error(), "bad sub cgroup path") {
+		t.Errorf("v2 sibling: %v", err)
+	}
+	v1 := &cgroupHandle{m: pathsManager{paths: map[string]string{
+		"cpu": "/sys/fs/cgroup/cpu/ctr", "memory": "/sys/fs/cgroup/memory/ctr", "pids": "", "name=systemd": "/sys/fs/cgroup/systemd/ctr",
+	}}}
+	got, err = v1.subCgroupTargets(map[string]string{"": "sub"})
+	if want := map[string]string{"cpu": "/sys/fs/cgroup/cpu/ctr/sub", "memory": "/sys/fs/cgroup/memory/ctr/sub", "name=systemd": "/sys/fs/cgroup/systemd/ctr/sub"}; err != nil || !maps.Equal(got, want) {
+		t.Errorf("v1: %v, %v; want %v", got, err, want)
+	}
+	if cgroups.IsCgroup2UnifiedMode() {
+		return // a controller in --cgroup is for cgroup v1 hosts
+	}
+	got, err = v1.subCgroupTargets(map[string]string{"memory": "sub"})
+	if want := map[string]string{"cpu": "/sys/fs/cgroup/cpu/ctr", "memory": "/sys/fs/cgroup/memory/ctr/sub", "name=systemd": "/sys/fs/cgroup/systemd/ctr"}; err != nil || !maps.Equal(got, want) {
+		t.Errorf("v1 memory: %v, %v; want %v", got, err, want)
+	}
+	for sub, msg := range map[string]string{"cpu": "bad sub cgroup path: --cgroup ../ctr-sibling", "whaaat": "unknown controller whaaat", "pids": "unknown controller pids"} {
+		arg := "../ctr-sibling"
+		if sub != "cpu" {
+			arg = "/"
+		}
+		if _, err := v1.subCgroupTargets(map[string]string{sub: arg}); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("v1 %s:%s: %v, want %q", sub, arg, err, msg)
+		}
+	}
+}

@@ -144,6 +144,12 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 	// sub-cgroups, and not into a frozen cgroup: the stage would freeze
 	// before it reports, and the move after it keeps what runc does.
 	cg := c.cgroup()
+	if cg != nil && len(opts.SubCgroups) > 0 {
+		// A bad --cgroup is refused before a process is started for it.
+		if _, err := cg.subCgroupTargets(opts.SubCgroups); err != nil {
+			return 0, fmt.Errorf("exec: %w", err)
+		}
+	}
 	var born bornCgroup
 	if cg != nil && len(opts.SubCgroups) == 0 && status != Paused {
 		if err := cg.openForStage(&born); err != nil {

@@ -615,10 +615,24 @@ process_json() {
 	[[ "$output" == *" adding pid "*"/nosuch/cgroup.procs: no such file "* ]]
 	runtime exec --cgroup ../escape "$CID" true
 	[ "$status" -ne 0 ]
-	[[ "$output" == *" ../escape is not a sub cgroup path"* ]]
+	[[ "$output" == *"bad sub cgroup path: --cgroup ../escape leads out"* ]]
 	runtime exec --cgroup .. "$CID" true
 	[ "$status" -ne 0 ]
-	[[ "$output" == *" .. is not a sub cgroup path"* ]]
+	[[ "$output" == *"bad sub cgroup path: --cgroup .. leads out"* ]]
+	# A sibling whose name starts with the container's cgroup's is out of
+	# it too, with or without a controller.
+	local sibling
+	sibling=$(basename "$dir")-sibling
+	mkdir "$dir-sibling"
+	runtime exec --cgroup "../$sibling" "$CID" true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"bad sub cgroup path: --cgroup ../$sibling leads out"* ]]
+	if ! cgroup_v2; then
+		runtime exec --cgroup "pids:../$sibling" "$CID" true
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"bad sub cgroup path: --cgroup ../$sibling leads out"* ]]
+	fi
+	rmdir "$dir-sibling"
 	if ! cgroup_v2; then
 		runtime exec --cgroup whaaat:/ "$CID" true
 		[ "$status" -ne 0 ]
