@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -28,12 +29,12 @@ func finalizeRootfs(cfg *Config) error {
 	if err := writeSysctls(cfg.Sysctl); err != nil {
 		return err
 	}
-	for _, p := range cfg.ReadonlyPaths {
+	for _, p := range uniquePaths(cfg.ReadonlyPaths) {
 		if err := readonlyPath(root, p); err != nil {
 			return err
 		}
 	}
-	if err := maskPaths(root, cfg.MaskedPaths); err != nil {
+	if err := maskPaths(root, uniquePaths(cfg.MaskedPaths)); err != nil {
 		return err
 	}
 	if cfg.Readonlyfs {
@@ -111,6 +112,24 @@ func writeSysctl(key, value string) error {
 		return fail(err)
 	}
 	return nil
+}
+
+// uniquePaths is paths in their order, each once by its lexically clean
+// form ("/a/./b/" is "/a/b"; the paths are all relative to the root): a
+// path listed twice in linux.maskedPaths or linux.readonlyPaths is masked
+// or made read-only once, not under a second mount stacked on the first,
+// as runc does.
+func uniquePaths(paths []string) []string {
+	seen := make(map[string]bool, len(paths))
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		c := filepath.Clean("/" + p)
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // readonlyPath binds p onto itself, recursively, and makes that tree

@@ -1028,3 +1028,14 @@ func TestMountAttrFlags(t *testing.T) {
 		t.Errorf("a plain rbind: attrFlags() = %#x, want 0", got)
 	}
 }
+
+func TestUniquePaths(t *testing.T) {
+	got := uniquePaths([]string{"/proc/kcore", "/proc/acpi", "/proc/kcore", "/proc/acpi/", "/proc//acpi/.", "proc/acpi", "/tmp", "/proc/x/../acpi", "/tmp/sub"})
+	want := []string{"/proc/kcore", "/proc/acpi", "/tmp", "/tmp/sub"}
+	if !slices.Equal(got, want) {
+		t.Errorf("uniquePaths = %q, want %q", got, want)
+	}
+	if got := uniquePaths(nil); len(got) != 0 {
+		t.Errorf("uniquePaths(nil) = %q", got)
+	}
+}

@@ -112,6 +112,29 @@ first_existing() {
 	[ ! -e "$BUNDLE/rootfs/tmp/x" ]
 }
 
+@test "devices: a path listed twice in maskedPaths or readonlyPaths gets one mount; a mount at a masked path is masked" {
+	local file dir
+	file=$(first_existing /proc/kcore /proc/keys /proc/timer_list)
+	dir=$(first_existing /proc/acpi /sys/firmware /proc/scsi)
+	mkdir "$BATS_TEST_TMPDIR/data"
+	echo secret >"$BATS_TEST_TMPDIR/data/f"
+	give_to_user "$BATS_TEST_TMPDIR/data"
+	# The same path, as given or in another spelling of it; and a bind
+	# mount that is masked too (masks go on top of the mounts, as runc's).
+	update_config '.root.readonly = false
+		| .linux.maskedPaths += [$f, $f, $d, $d + "/", $d + "/.", "/data"]
+		| .linux.readonlyPaths += ["/tmp", "/tmp/", "//tmp"]
+		| .mounts += [{destination: "/data", type: "bind", source: $s, options: ["rbind"]}]' \
+		"$BUNDLE" --arg f "$file" --arg d "$dir" --arg s "$BATS_TEST_TMPDIR/data"
+	run_sh "for p in $file $dir /tmp /data; do grep -c \" \$p \" /proc/self/mountinfo; done; ls -A /data | wc -l; touch /tmp/x"
+	[ "${lines[0]}" = 1 ]
+	[ "${lines[1]}" = 1 ]
+	[ "${lines[2]}" = 1 ]
+	[ "${lines[3]}" = 2 ]
+	[ "${lines[4]}" = 0 ]
+	[[ "${lines[5]}" == *"Read-only file system"* ]]
+}
+
 @test "devices: a masked path that does not exist is ignored" {
 	update_config '.linux.maskedPaths += ["/no/such/path"] | .linux.readonlyPaths += ["/no/such/other"]'
 	run_container true
