@@ -947,6 +947,44 @@ func (h *cgroupHandle) subCgroupTargets(sub map[string]string) (map[string]strin
 	return targets, nil
 }
 
+// joinInitSubCgroup moves pid into the cgroup of the container's init
+// when that is a cgroup v2 sub-cgroup of the container's (init, or a
+// process of the container, moved it there): for exec, where the
+// container's cgroup refuses processes. It returns that cgroup's
+// directory, or "" where it moved nothing: not on cgroup v2, init in the
+// container's cgroup itself or out of it (never a way out for exec), or
+// the move failed.
+func (h *cgroupHandle) joinInitSubCgroup(initPid, pid int) string {
+	if !cgroups.IsCgroup2UnifiedMode() {
+		return ""
+	}
+	own, err := cgroups.ParseCgroupFile("/proc/" + strconv.Itoa(initPid) + "/cgroup")
+	if err != nil {
+		return ""
+	}
+	p, ok := own[""]
+	if !ok {
+		return ""
+	}
+	dir := subCgroupOf(h.m.GetPaths()[""], filepath.Join("/sys/fs/cgroup", p))
+	if dir == "" || cgroups.WriteCgroupProc(dir, pid) != nil {
+		return ""
+	}
+	return dir
+}
+
+// subCgroupOf is dir when it is a cgroup below base, "" otherwise.
+func subCgroupOf(base, dir string) string {
+	if base == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(base, dir)
+	if err != nil || rel == "." || !filepath.IsLocal(rel) {
+		return ""
+	}
+	return dir
+}
+
 // subCgroupPath is the directory of sub-cgroup sub (a --cgroup path) of
 // the cgroup at base: base itself for "/" or "", one below it otherwise.
 // A path that leads out of base ("..", "../sibling", even a sibling whose

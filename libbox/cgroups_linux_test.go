@@ -532,3 +532,22 @@ func TestSubCgroupTargets(t *testing.T) {
 		}
 	}
 }
+
+func TestSubCgroupOf(t *testing.T) {
+	base := "/sys/fs/cgroup/test/ctr"
+	for dir, want := range map[string]string{
+		base + "/leaf":                 base + "/leaf",
+		base + "/a/b":                  base + "/a/b",
+		base:                           "", // the container's cgroup itself
+		base + "-other":                "", // a sibling sharing its name prefix
+		"/sys/fs/cgroup":               "",
+		"/sys/fs/cgroup/test/ctr/../x": "",
+	} {
+		if got := subCgroupOf(base, dir); got != want {
+			t.Errorf("subCgroupOf(%q, %q) = %q, want %q", base, dir, got, want)
+		}
+	}
+	if got := subCgroupOf("", base); got != "" {
+		t.Errorf("no cgroup: %q", got)
+	}
+}

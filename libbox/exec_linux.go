@@ -222,7 +222,15 @@ func (c *Container) admit(child *spawned, cg *cgroupHandle, sub map[string]strin
 		return nil
 	}
 	beforeCgroupMove(child.pid)
-	if err := cg.m.AddPid("", child.pid); err != nil {
+	err = cg.m.AddPid("", child.pid)
+	if err != nil {
+		// cgroup v2 allows no process in a cgroup whose children have
+		// domain controllers: where init was moved into a sub-cgroup and
+		// they were enabled, the process joins init there, as in runc.
+		if dir := cg.joinInitSubCgroup(c.st.InitPid, child.pid); dir != "" {
+			child.log.Debugf("exec: join cgroup of container %s: %v; joined init's cgroup %s instead", c.st.ID, err, dir)
+			return nil
+		}
 		return fmt.Errorf("join cgroup of container %s: %w", c.st.ID, err)
 	}
 	return nil

@@ -581,6 +581,30 @@ process_json() {
 	[ "$status" -ne 0 ]
 }
 
+@test "exec: on cgroup v2, joins init's sub-cgroup where the container's cgroup takes no process" {
+	requires root
+	cgroup_v2 || skip "cgroup v2 only: its no-internal-process rule"
+	run_detached
+	local pid dir
+	pid=$(ctr_pid)
+	dir=$(cgroup_path "$pid")
+	grep -qw memory "$dir/cgroup.controllers" || skip "no memory controller for the container's cgroup"
+	# init moves to a sub-cgroup and enables a domain controller for it
+	# (as systemd in a container does): the container's cgroup can hold
+	# no process any more, and exec joins init's, as runc does.
+	mkdir "$dir/leaf"
+	echo "$pid" >"$dir/leaf/cgroup.procs"
+	echo +memory >"$dir/cgroup.subtree_control"
+	runtime_ok exec "$CID" cat /proc/self/cgroup
+	[[ "$output" == *"/leaf" ]]
+	# Asked for explicitly, the container's own cgroup is an error.
+	runtime exec --cgroup / "$CID" true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *" adding pid "*"device or resource busy"* ]]
+	runtime_ok delete --force "$CID"
+	rmdir "$dir/leaf" "$dir" 2>/dev/null || true
+}
+
 @test "exec --cgroup: the process goes in an existing sub-cgroup of the container's" {
 	requires root
 	run_detached
