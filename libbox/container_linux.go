@@ -128,17 +128,27 @@ func (r *Runtime) Load(id string) (*Container, error) {
 		return nil, err
 	}
 	dir := r.dir(id)
-	st, err := readState(dir)
+	st, err := loadState(id, dir, readState, func(st *persisted) string { return st.ID })
+	if err != nil {
+		return nil, err
+	}
+	return &Container{rt: r, dir: dir, st: st}, nil
+}
+
+// loadState reads the state of container id from dir with read, with the
+// errors of Load: not there, damaged, or of another id.
+func loadState[T any](id, dir string, read func(string) (*T, error), idOf func(*T) string) (*T, error) {
+	st, err := read(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("container %s %w", id, ErrNotExist)
 		}
 		return nil, fmt.Errorf("container %s: %w", id, err)
 	}
-	if st.ID != id {
-		return nil, fmt.Errorf("container %s: %w: state.json names %q", id, ErrInvalidState, st.ID)
+	if got := idOf(st); got != id {
+		return nil, fmt.Errorf("container %s: %w: state.json names %q", id, ErrInvalidState, got)
 	}
-	return &Container{rt: r, dir: dir, st: st}, nil
+	return st, nil
 }
 
 // LightContainer is a container opened to be looked at or signalled
@@ -156,15 +166,9 @@ func (r *Runtime) LoadLight(id string) (*LightContainer, error) {
 		return nil, err
 	}
 	dir := r.dir(id)
-	sh, err := readStateHead(dir)
+	sh, err := loadState(id, dir, readStateHead, func(st *stateHead) string { return st.ID })
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("container %s %w", id, ErrNotExist)
-		}
-		return nil, fmt.Errorf("container %s: %w", id, err)
-	}
-	if sh.ID != id {
-		return nil, fmt.Errorf("container %s: %w: state.json names %q", id, ErrInvalidState, sh.ID)
+		return nil, err
 	}
 	st := &persisted{
 		ID: sh.ID, InitPid: sh.InitPid, InitStartTime: sh.InitStartTime, Created: sh.Created,

@@ -210,32 +210,21 @@ var syncDir = func(dir string) error {
 }
 
 // readState loads and checks state.json from a container directory.
-func readState(dir string) (*persisted, error) {
+func readState(dir string) (*persisted, error) { return readStateAs(dir, parseState) }
+
+// readStateHead is readState for LoadLight: the config's head only.
+func readStateHead(dir string) (*stateHead, error) { return readStateAs(dir, parseStateHead) }
+
+func readStateAs[T any](dir string, parse func([]byte) (*T, error)) (*T, error) {
 	b, err := readFileSized(filepath.Join(dir, stateFile), stateReadSize)
 	if err != nil {
 		return nil, err
 	}
-	return parseState(b)
+	return parse(b)
 }
 
 func parseState(b []byte) (*persisted, error) {
-	var st persisted
-	if err := decodeState(b, &st); err != nil {
-		return nil, err
-	}
-	if err := checkState(st.ID, st.InitPid, st.Config != nil); err != nil {
-		return nil, err
-	}
-	return &st, nil
-}
-
-// readStateHead is readState for LoadLight: the config's head only.
-func readStateHead(dir string) (*stateHead, error) {
-	b, err := readFileSized(filepath.Join(dir, stateFile), stateReadSize)
-	if err != nil {
-		return nil, err
-	}
-	return parseStateHead(b)
+	return parseStateAs(b, func(st *persisted) (string, int, bool) { return st.ID, st.InitPid, st.Config != nil })
 }
 
 // parseStateHead is parseState for LoadLight. It accepts whatever
@@ -243,11 +232,17 @@ func readStateHead(dir string) (*stateHead, error) {
 // accept a state.json whose config is damaged outside the head, which it
 // does not read.
 func parseStateHead(b []byte) (*stateHead, error) {
-	var st stateHead
+	return parseStateAs(b, func(st *stateHead) (string, int, bool) { return st.ID, st.InitPid, st.Config != nil })
+}
+
+// parseStateAs decodes state.json into T and checks what head says of it:
+// the id, init's pid, whether it has a config.
+func parseStateAs[T any](b []byte, head func(*T) (string, int, bool)) (*T, error) {
+	var st T
 	if err := decodeState(b, &st); err != nil {
 		return nil, err
 	}
-	if err := checkState(st.ID, st.InitPid, st.Config != nil); err != nil {
+	if err := checkState(head(&st)); err != nil {
 		return nil, err
 	}
 	return &st, nil
