@@ -28,6 +28,9 @@
 #   misc_props 1          the bundle has no /runtimetest to run
 #   pidfile 1, killsig    the suite kills a stopped container; 5 s deadlines
 #   process_capabilities  CAP_SYS_RESOURCE, which root lacks on the host
+#   process_rlimits 13    the suite's runtimetest is a Go program, and Go
+#                         raises its own soft RLIMIT_NOFILE to the hard one
+#   start 7               runc 1.1.5 fails it the same way (no diagnostic)
 #                         (runc cannot start the container at all)
 #   process_rlimits 13    runtimetest's Go runtime raises its own soft
 #                         RLIMIT_NOFILE to hard-1
