@@ -194,11 +194,45 @@ type cgroupHandle struct {
 	cg       *cgroups.Cgroup
 	need     []string
 	rootless bool
+	// late are the limits left for setLate: pids.max, written once init
+	// is done setting the container up (see lateResources).
+	late *cgroups.Resources
+}
+
+// lateResources splits r into the limits written when the cgroup is made,
+// before init exists, and those written only once init has set the
+// container up, before its program can run (setLate): pids.max. init is
+// a Go program, whose runtime starts a few threads, each a task that
+// pids.max counts: a limit of a few tasks, written before, would make
+// its setup fail, or kill it. r is not modified; late is nil when there
+// is nothing to write late.
+func lateResources(r *cgroups.Resources) (early, late *cgroups.Resources) {
+	if r.PidsLimit == nil {
+		return r, nil
+	}
+	e := *r
+	e.PidsLimit = nil
+	return &e, &cgroups.Resources{PidsLimit: r.PidsLimit, SkipDevices: true}
+}
+
+// setLate writes the limits lateResources left out; init must be done
+// with its setup, and its program not started yet. A nil h (no cgroup)
+// has nothing to write.
+func (h *cgroupHandle) setLate() error {
+	if h == nil || h.late == nil {
+		return nil
+	}
+	if err := h.m.Set(h.late); err != nil {
+		return fmt.Errorf("set cgroup limits: %w", err)
+	}
+	h.late = nil
+	return nil
 }
 
 // applyCgroup creates the container's cgroup, moves pid (init) into it and
-// sets the limits; pid -1 creates it and sets the limits with no process in
-// it yet (for init to be born in it, see cgroupBeforeInit). It returns
+// sets the limits, but those for setLate; pid -1 creates it and sets them
+// with no process in it yet (for init to be born in it, see
+// cgroupBeforeInit). It returns
 // nil and no error when the container runs without a cgroup: rootless, no
 // cgroup it may create, and no limits asked for. On error the returned
 // handle, when not nil, is for the caller to destroy once pid is dead (a
@@ -222,7 +256,8 @@ func applyCgroupSpec(id string, cg *cgroups.Cgroup, only []string, rootless bool
 	if err != nil {
 		return nil, fmt.Errorf("cgroup: %w", err)
 	}
-	h := &cgroupHandle{m: m, cg: cg, need: need, rootless: rootless}
+	early, late := lateResources(cg.Resources)
+	h := &cgroupHandle{m: m, cg: cg, need: need, rootless: rootless, late: late}
 	if err := checkCgroupUsable(m); err != nil {
 		return nil, fmt.Errorf("cgroup of container %s: %w", id, err)
 	}
@@ -233,7 +268,9 @@ func applyCgroupSpec(id string, cg *cgroups.Cgroup, only []string, rootless bool
 	if err != nil {
 		return h, err
 	}
-	return h, h.set(cg.Resources, need)
+	// Every controller the limits need is checked now, the late ones'
+	// too: a missing one fails before init is started.
+	return h, h.set(early, need)
 }
 
 // v1Subsystems are the hierarchies the library's cgroup v1 manager
@@ -371,7 +408,7 @@ func (h *cgroupHandle) join(id string, pid int) (*cgroupHandle, error) {
 // between cgroups by pid afterwards (a write to cgroup.procs, which takes
 // the kernel's global cgroup_threadgroup_rwsem for writing and waits out
 // an RCU grace period: 10 ms and more a move), and init never runs outside
-// the container's limits.
+// the container's limits (pids.max comes later: see lateResources).
 type bornCgroup struct {
 	h *cgroupHandle
 	// dir is the cgroup2 directory, open, for clone3 to start the stage in
@@ -404,9 +441,8 @@ func (b *bornCgroup) closeFiles() {
 // cgroupBeforeInit makes the container's cgroup for init to be born in
 // (see bornCgroup). It applies unless the container's init would have to be
 // moved anyway: rootless on a cgroup v1 or hybrid host (where a cgroup it
-// may create is the exception, and a refused one is not an error), a
-// systemd-managed cgroup on one (a unit is started with its process), or
-// pids.max 1 (the stage and init are two tasks until the stage exits).
+// may create is the exception, and a refused one is not an error), or a
+// systemd-managed cgroup on one (a unit is started with its process).
 //
 // It returns ok false when it does not apply. Else the cgroup (b.h nil:
 // the container runs without one), with its files for the stage for the
@@ -420,9 +456,6 @@ func cgroupBeforeInit(id string, cfg *Config, rootless bool, log Logger) (b *bor
 	cg, err := cgroupSpec(id, cfg, rootless)
 	if err != nil {
 		return nil, true, err
-	}
-	if l := cg.Resources.PidsLimit; l != nil && *l == 1 {
-		return nil, false, nil
 	}
 	if !v2 && cg.Systemd {
 		return nil, false, nil

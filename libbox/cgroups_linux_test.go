@@ -180,6 +180,13 @@ func TestApplyCgroup(t *testing.T) {
 		}
 		return strings.TrimSpace(string(b))
 	}
+	// pids.max waits for setLate: init's setup is done.
+	if got := read("pids", "pids.max"); got != "max" {
+		t.Errorf("pids.max before setLate: %s, want max", got)
+	}
+	if err := h.setLate(); err != nil {
+		t.Fatal(err)
+	}
 	if v2 {
 		if got := read("", "memory.max") + " " + read("", "pids.max") + " " + read("", "cpu.max"); got != "67108864 16 20000 100000" {
 			t.Errorf("memory.max pids.max cpu.max = %s", got)
@@ -277,8 +284,8 @@ func TestApplyCgroupMissingController(t *testing.T) {
 // on a cgroup v2 host its directory, for CLONE_INTO_CGROUP, and a process
 // started that way is born there; on a v1 or hybrid host a tasks file of
 // each v1 hierarchy (one per directory) and, on a hybrid one, the cgroup2
-// mount's directory. pids.max 1 (the stage and init are two tasks) takes
-// the move after the fact instead.
+// mount's directory. Its limits are written then, but pids.max, which
+// waits for setLate (init's setup is done), whatever its value.
 func TestCgroupBeforeInit(t *testing.T) {
 	requireCgroupfs(t)
 	if os.Geteuid() != 0 {
@@ -286,11 +293,7 @@ func TestCgroupBeforeInit(t *testing.T) {
 	}
 	id := fmt.Sprintf("nanobox-unit-clone-%d", os.Getpid())
 	one := int64(1)
-	if b, ok, err := cgroupBeforeInit(id, &Config{CgroupsPath: "/" + id, Resources: &cgroups.Resources{PidsLimit: &one}}, false, nil); ok || b != nil || err != nil {
-		t.Fatalf("pids.max 1: ok %v, cgroup %v, err %v; want the move after the fact", ok, b, err)
-	}
-	pids := int64(16)
-	cfg := &Config{CgroupsPath: "/" + id, Resources: &cgroups.Resources{PidsLimit: &pids}}
+	cfg := &Config{CgroupsPath: "/" + id, Resources: &cgroups.Resources{PidsLimit: &one, Memory: 64 << 20}}
 	b, ok, err := cgroupBeforeInit(id, cfg, false, nil)
 	if b != nil {
 		defer b.closeFiles()
@@ -332,19 +335,30 @@ func TestCgroupBeforeInit(t *testing.T) {
 	}
 	pidsDir := paths["pids"]
 	procs := filepath.Join(pidsDir, "tasks")
+	memMax := filepath.Join(paths["memory"], "memory.limit_in_bytes")
 	if v2 {
 		pidsDir = b.h.m.Path("")
 		procs = filepath.Join(pidsDir, "cgroup.procs")
+		memMax = filepath.Join(pidsDir, "memory.max")
 	}
-	for file, want := range map[string]string{filepath.Join(pidsDir, "pids.max"): "16", procs: ""} {
-		got, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.TrimSpace(string(got)) != want {
-			t.Errorf("%s before any process: %q, want %q", file, got, want)
+	pidsMax := filepath.Join(pidsDir, "pids.max")
+	wantFiles := func(when string, files map[string]string) {
+		t.Helper()
+		for file, want := range files {
+			got, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.TrimSpace(string(got)) != want {
+				t.Errorf("%s %s: %q, want %q", file, when, got, want)
+			}
 		}
 	}
+	wantFiles("before any process", map[string]string{pidsMax: "max", memMax: fmt.Sprint(64 << 20), procs: ""})
+	if err := b.h.setLate(); err != nil {
+		t.Fatal(err)
+	}
+	wantFiles("after setLate", map[string]string{pidsMax: "1"})
 	if b.dir == nil {
 		return
 	}

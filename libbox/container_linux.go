@@ -804,8 +804,9 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts, configS
 	sp.log = opts.Log
 	sp.ownAffinity = true
 
-	// The cgroup is made, with its limits, before init, for init to be
-	// born in it (see cgroupBeforeInit).
+	// The cgroup is made, with its limits (pids.max comes once init is
+	// ready: see lateResources), before init, for init to be born in it
+	// (see cgroupBeforeInit).
 	born, bornOK, err := cgroupBeforeInit(id, cfg, r.Rootless, opts.Log)
 	var early *cgroupHandle
 	if born != nil {
@@ -954,6 +955,13 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts, configS
 		return nil, errors.New("container init exited during set-up")
 	}
 	if err != nil {
+		return nil, err
+	}
+	// pids.max only now that init's setup is done (see lateResources).
+	// Its program cannot have started: that takes `start`, which needs
+	// the state this create has not committed yet, and every path to the
+	// program's execve (the Go init, the waiter) waits for it.
+	if err := p.cgroup.setLate(); err != nil {
 		return nil, err
 	}
 	if opts.holdRefs {

@@ -271,6 +271,9 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			_ = execWaiter(sock, ic.FifoFd, ic.ExeFd, p.Cwd, pe.env)
 		}
 	}
+	if r := cfg.Resources; r != nil && r.PidsLimit != nil {
+		quiesceRuntime()
+	}
 	// runc's wording for this point (its suite and log readers look for
 	// it): the last message before ready.
 	logrus.Debugf("init: closing the pipe to signal completion")
@@ -306,6 +309,20 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	reportStartFailure(ic.FifoFd, err)
 	os.Exit(1)
 	return nil
+}
+
+// quiesceRuntime keeps the Go runtime from starting another thread from
+// here to execve: the parent writes pids.max once it reads ready (see
+// lateResources in cgroups_linux.go), maybe below the threads init already
+// has, and a thread the runtime then failed to start would kill init while
+// it waits for start. With one P and no garbage collection nothing runs
+// beside init's own goroutine: when it blocks (reading the exec fifo), the
+// P goes to one of the runtime's idle threads (there is one from its
+// start, when the locked main goroutine waited for the collector's
+// goroutines), never to a new one.
+func quiesceRuntime() {
+	runtime.GOMAXPROCS(1)
+	debug.SetGCPercent(-1)
 }
 
 // pendingExec is a process set up and ready to execute its program: what

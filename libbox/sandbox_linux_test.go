@@ -444,6 +444,40 @@ func TestSandboxForkBomb(t *testing.T) {
 	}
 }
 
+// forkCounter forks children that sleep until it has forked 40 or a fork
+// failed, and prints how many forks worked.
+const forkCounter = `my $n = 0; for (1..40) { my $p = fork; last unless defined $p; if (!$p) { sleep 30; exit } $n++ } print "$n\n"`
+
+// TestSandboxSmallPidsLimit: a pids limit below the threads of the
+// runtime's Go init (pids.max is written once init is set up, before the
+// program runs) runs the program under it: it gets limit-1 forks, and so
+// does the same program in a pooled sandbox, which waits for its program
+// under the limit.
+func TestSandboxSmallPidsLimit(t *testing.T) {
+	for _, limit := range []int64{1, 2} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			o, fate := pidsOptions(t, limit)
+			want := fmt.Sprint(limit - 1)
+			sb := newTestSandbox(t, o)
+			res := run(t, sb, "exec perl -e '"+forkCounter+"'")
+			wantRunStatus(t, res, StatusOK)
+			wantLimit(t, res, LimitPids, fate, fate == LimitEnforced)
+			if got := strings.TrimSpace(string(res.Stdout)); got != want {
+				t.Errorf("%q forks worked, want %s (limit %d with the program)", got, want, limit)
+			}
+			p := newTestPool(t, o, 1)
+			res, err := p.Run(context.Background(), "/usr/bin/perl", "-e", forkCounter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRunStatus(t, res, StatusOK)
+			if got := strings.TrimSpace(string(res.Stdout)); got != want {
+				t.Errorf("pooled: %q forks worked, want %s (limit %d with the program)", got, want, limit)
+			}
+		})
+	}
+}
+
 func TestSandboxConcurrentRuns(t *testing.T) {
 	sb := newTestSandbox(t, Options{Limits: Limits{WallTime: 120 * time.Second}})
 	const n = 50

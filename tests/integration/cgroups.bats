@@ -54,6 +54,52 @@ teardown() {
 	[ ! -e "$cg" ]
 }
 
+@test "cgroups: pids limits of 0 (taken as 1) to 3 leave init to set the container up" {
+	requires_cgroup
+	# init (a Go program: several threads, each a task pids.max counts)
+	# sets the container up before pids.max is written.
+	local limit want id limits=(0 1 2 3)
+	# runc 1.1.5 takes a pids limit of 0 as unlimited (1.5 as 1).
+	is_runc && limits=(1 2 3)
+	for limit in "${limits[@]}"; do
+		want=$((limit == 0 ? 1 : limit))
+		id=$CID-$limit
+		configure '{"pids": {"limit": '"$limit"'}}' sleep 1000
+		start_detached "$id"
+		[ "$(cgroup_value "$(ctr_pid "$id")" pids.max pids pids.max)" = "$want" ] ||
+			fail "limit $limit: pids.max $(cgroup_value "$(ctr_pid "$id")" pids.max pids pids.max), want $want"
+		testcontainer "$id" running
+		runtime_ok delete --force "$id"
+	done
+}
+
+@test "cgroups: pids limit 1: a created container waits for start under it" {
+	requires_cgroup
+	configure '{"pids": {"limit": 1}}' sleep 1000
+	runtime_ok create -b "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/$CID.pid" "$CID"
+	local pid
+	pid=$(ctr_pid)
+	[ "$(cgroup_value "$pid" pids.max pids pids.max)" = 1 ]
+	# init, waiting for start with the limit written, must not need a
+	# thread it can no longer have.
+	sleep 1
+	testcontainer "$CID" created
+	runtime_ok start "$CID"
+	testcontainer "$CID" running
+	[ "$(cgroup_value "$pid" pids.current pids pids.current)" = 1 ]
+}
+
+@test "cgroups: pids limit 2 holds for the container's program from its start" {
+	requires_cgroup
+	# The shell and one child: the second fork fails, and the shell (a
+	# non-interactive ash) exits on it.
+	configure '{"pids": {"limit": 2}}' sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do sleep 5 & done; wait; echo all-forked'
+	runtime run -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"can't fork"* || "$output" == *"Resource temporarily unavailable"* ]] || fail "output: $output"
+	[[ "$output" != *all-forked* ]]
+}
+
 @test "cgroups: a cpu quota of 10% slows a busy loop" {
 	requires_cgroup
 	configure '{"cpu": {"quota": 10000, "period": 100000}}' sh -c 'while :; do :; done'
