@@ -43,6 +43,15 @@ import (
 // before the waiter (waiter_linux.go): the reference its tests compare to.
 var noPoolWaiter bool
 
+// resumeTasks is about what the waiter's resume (waiter_linux.go), a new Go
+// runtime, needs of a pids limit to start: its threads. Below it, a
+// pooled sandbox's init waits for its program in the Go init instead
+// (which starts no thread once the limit is written: quiesceRuntime), so
+// that a program not found is still reported as such.
+const resumeTasks = 8
+
+func tooFewTasksToResume(pids int64) bool { return pids > 0 && pids < resumeTasks }
+
 // ErrPoolClosed is returned by Run on a closed pool.
 var ErrPoolClosed = errors.New("the pool is closed")
 
@@ -192,7 +201,7 @@ func (p *Pool) keep() {
 	var stdout, stderr bytes.Buffer
 	rio := s.bufferedIO(&stdout, &stderr)
 	rio.holdRefs = true
-	rio.waiter = !noPoolWaiter
+	rio.waiter = !noPoolWaiter && !tooFewTasksToResume(s.opts.Limits.Pids)
 	out := rio.out
 	in, err := s.create(nil, &rio)
 	w := &pooled{err: err, in: in, out: out, stdout: &stdout, stderr: &stderr, done: make(chan struct{})}

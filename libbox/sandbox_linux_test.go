@@ -452,7 +452,7 @@ const forkCounter = `my $n = 0; for (1..40) { my $p = fork; last unless defined 
 // runtime's Go init (pids.max is written once init is set up, before the
 // program runs) runs the program under it: it gets limit-1 forks, and so
 // does the same program in a pooled sandbox, which waits for its program
-// under the limit.
+// under the limit and still reports one not found.
 func TestSandboxSmallPidsLimit(t *testing.T) {
 	for _, limit := range []int64{1, 2} {
 		t.Run(fmt.Sprint(limit), func(t *testing.T) {
@@ -473,6 +473,16 @@ func TestSandboxSmallPidsLimit(t *testing.T) {
 			wantRunStatus(t, res, StatusOK)
 			if got := strings.TrimSpace(string(res.Stdout)); got != want {
 				t.Errorf("pooled: %q forks worked, want %s (limit %d with the program)", got, want, limit)
+			}
+			// A program not found is reported as such: the runtime that
+			// reports it must not need threads the limit refuses.
+			res, err = p.Run(context.Background(), "/nonexistent/program")
+			if err == nil || !strings.Contains(err.Error(), "no such file or directory") || res == nil || res.Report.Status != StatusSetupError {
+				var rep any
+				if res != nil {
+					rep = res.Report
+				}
+				t.Errorf("pooled, a missing program: %v, report %+v; want a setup error, not found", err, rep)
 			}
 		})
 	}
