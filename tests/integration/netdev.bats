@@ -50,9 +50,15 @@ net_devices() {
 	[[ "$output" == *" fd00:99::1/64 "* ]] || fail "the IPv6 global address was not added back"
 	[[ "$output" != *" 10.99.0.1/"* ]] || fail "an address with a lifetime was moved"
 	[[ "$output" != *" 127.0.0.33/"* ]] || fail "a host-scope address was moved"
-	# The container's namespace is gone, and a virtual device with it.
+	# The container's namespace is gone, and a virtual device with it (the
+	# kernel frees a namespace in the background: give it a moment).
+	retry 50 0.1 link_gone "$DEV-p" || fail "the veth peer outlived the device"
 	! ip link show dev "$DEV" 2>/dev/null || fail "$DEV is back on the host"
-	! ip link show dev "$DEV-p" 2>/dev/null || fail "the veth peer outlived the device"
+}
+
+# link_gone NAME: the host has no device NAME.
+link_gone() {
+	! ip link show dev "$1" >/dev/null 2>&1
 }
 
 @test "netdev: a name ending in %d is completed by the kernel" {
