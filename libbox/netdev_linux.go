@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"runtime"
 	"slices"
@@ -79,11 +78,14 @@ func moveNetDevices(nsFd int, devs []NetDevice) error {
 }
 
 func moveNetDevice(host, in *rtnl, nsFd int, d NetDevice) error {
-	link, err := net.InterfaceByName(d.HostName)
-	if err != nil {
-		return fmt.Errorf("no such network device on the host (%w): create it before the container, or fix the name", err)
+	index, err := host.linkIndex(d.HostName)
+	if errors.Is(err, unix.ENODEV) {
+		return errors.New("no such network device on the host: create it before the container, or fix the name")
 	}
-	addrs, err := host.permanentGlobalAddrs(link.Index)
+	if err != nil {
+		return fmt.Errorf("look up the device on the host: %w", err)
+	}
+	addrs, err := host.permanentGlobalAddrs(index)
 	if err != nil {
 		return err
 	}
@@ -95,11 +97,17 @@ func moveNetDevice(host, in *rtnl, nsFd int, d NetDevice) error {
 		}
 	} else if _, err := in.linkIndex(name); err == nil {
 		return fmt.Errorf("the container's network namespace already has a device %q: choose another name, or a template ending in %%d", name)
+	} else if !errors.Is(err, unix.ENODEV) {
+		return fmt.Errorf("look up %q in the container's network namespace: %w", name, err)
 	}
-	msg := ifinfomsg(link.Index, 0, 0)
+	msg := ifinfomsg(index, 0, 0)
 	msg = rtattr(msg, unix.IFLA_NET_NS_FD, binary.NativeEndian.AppendUint32(nil, uint32(nsFd)))
 	msg = rtattr(msg, unix.IFLA_IFNAME, append([]byte(name), 0))
-	if err := host.do(unix.RTM_NEWLINK, 0, msg); err != nil {
+	if err := host.do(unix.RTM_NEWLINK, 0, msg); errors.Is(err, unix.EINVAL) {
+		// dev_change_net_namespace: a device that is local to its
+		// namespace (loopback, some virtual ones) never moves.
+		return fmt.Errorf("move into the container's network namespace as %q: %w: the kernel keeps this device in its namespace (loopback is one such): pass another device", name, err)
+	} else if err != nil {
 		return fmt.Errorf("move into the container's network namespace as %q: %w", name, err)
 	}
 	if before != nil {

@@ -118,3 +118,14 @@ link_gone() {
 	[[ "$output" == *"linux.netDevices: moving a host network device needs root"* ]] || fail "unexpected error: $output"
 	assert_nothing_left "$CID"
 }
+
+@test "netdev: the host's loopback cannot be moved: a one-line error, and the host keeps it" {
+	requires root ip
+	net_devices '{"lo": {"name": "lo0"}}'
+	run_sh 'true'
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'linux.netDevices["lo"]: '*'kernel keeps this device in its namespace'* ]] || fail "unexpected error: $output"
+	[[ "${#lines[@]}" -eq 1 ]] || fail "not a one-line error: $output"
+	ip link show dev lo | grep -q 'UP' || fail "the host's loopback changed"
+	assert_nothing_left "$CID"
+}
