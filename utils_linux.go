@@ -165,6 +165,10 @@ func createContainer(c *cli.Context, consoleSocket *os.File, beforeInit func()) 
 	if err != nil {
 		return nil, err
 	}
+	// A foreground run deletes its container before it exits: the
+	// container never outlives this process, so its state needs no
+	// fsync (see libbox.Runtime.Ephemeral).
+	rt.Ephemeral = c.Command != nil && c.Command.Name == "run" && !c.Bool("detach") && !c.Bool("keep")
 	cfg, err := loadConfig(c, rt.Rootless)
 	if err != nil {
 		return nil, err

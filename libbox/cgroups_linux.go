@@ -888,7 +888,7 @@ func (c *Container) Update(r *cgroups.Resources) error {
 	cfg := *c.st.Config
 	cfg.Resources = &next
 	st.Config = &cfg
-	if err := writeState(c.dir, &st, !c.rt.ephemeral); err != nil {
+	if err := writeState(c.dir, &st, !c.rt.Ephemeral); err != nil {
 		return err
 	}
 	c.st = &st

@@ -27,13 +27,17 @@ type Runtime struct {
 	// is the one place the mode is decided: init, exec and the cgroup code
 	// all take it from here.
 	Rootless bool
-	// ephemeral state is written without fsync (see writeFileAtomic):
-	// the sandbox's, which nothing reads after a crash of the host (its
-	// processes and cgroups are gone then too, and a state directory
-	// left is swept), as runc never fsyncs its state either. An fsync
-	// on a disk-backed state root waits for a journal commit, a
-	// millisecond or more on the path of every run.
-	ephemeral bool
+	// Ephemeral: the state is written without fsync (see
+	// writeFileAtomic), for containers that never outlive the process
+	// that created them (a sandbox, a foreground `run` without --keep).
+	// Only a crash of the host loses such a write, and that ends the
+	// container too: its processes and cgroups are gone, and a state
+	// directory left behind is removed by delete or swept. runc never
+	// fsyncs its state. An fsync on a disk-backed state root waits for
+	// a journal commit, a millisecond or more on the path of every run.
+	// Left false, every state write is durable (file and directory
+	// fsynced), for containers other processes manage later.
+	Ephemeral bool
 }
 
 // Container is a handle on one container's state directory.
@@ -311,7 +315,7 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 			CgroupPaths:   p.cgroup.paths(),
 		}
 		var err error
-		state, err = prepareState(dir, c.st, !r.ephemeral)
+		state, err = prepareState(dir, c.st, !r.Ephemeral)
 		return err
 	})
 	if err != nil {

@@ -130,7 +130,7 @@ func New(opts Options) (*Sandbox, error) {
 	if err := ensureStateRoot(root); err != nil {
 		return nil, err
 	}
-	s.rt = &Runtime{Root: root, Rootless: s.rootless, ephemeral: true}
+	s.rt = &Runtime{Root: root, Rootless: s.rootless, Ephemeral: true}
 	self, err := readProcStat(os.Getpid())
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: read own process status: %w", err)

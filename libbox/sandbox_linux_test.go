@@ -904,7 +904,7 @@ func recordCgroupMoves(t *testing.T) func() []int {
 }
 
 // TestSandboxStateNotFsynced: a sandbox's state is written without fsync
-// (Runtime.ephemeral): nothing reads it after a crash of the host, and an
+// (Runtime.Ephemeral): nothing reads it after a crash of the host, and an
 // fsync on a disk-backed state root waits for the journal on every run.
 func TestSandboxStateNotFsynced(t *testing.T) {
 	sb := newTestSandbox(t, Options{})

@@ -154,3 +154,26 @@ as_user_env() {
 	[ "$status" -eq 0 ]
 	[ "$(stat -c %a "$xdg/nanobox-runc")" = 1700 ]
 }
+
+# fsyncs_of ARGS...: the runtime run under strace; prints how many fsync
+# calls it made (its threads and children, up to their execve: init's
+# program is not followed, so that a detached container is not waited for).
+fsyncs_of() {
+	strace -f -b execve -qq -e trace=fsync,fdatasync -e signal=none -o "$BATS_TEST_TMPDIR/strace.out" \
+		"$RUNTIME" --root "$ROOT" "$@" >/dev/null 2>&1 || fail "$* failed under strace"
+	grep -c 'sync(' "$BATS_TEST_TMPDIR/strace.out" || true
+}
+
+@test "state: a foreground run, whose container dies with it, writes its state without fsync; containers that outlive it are durable" {
+	requires root nanobox
+	command -v strace >/dev/null || skip "test requires strace (apt-get install strace)"
+	set_args true
+	[ "$(fsyncs_of run -b "$BUNDLE" "$CID")" -eq 0 ] || fail "a foreground run fsynced its state"
+	[ "$(fsyncs_of run --keep -b "$BUNDLE" "$CID")" -gt 0 ] || fail "run --keep left a container whose state was never fsynced"
+	runtime_ok delete "$CID"
+	set_args sleep 1000
+	[ "$(fsyncs_of run -d -b "$BUNDLE" "$CID")" -gt 0 ] || fail "run --detach did not fsync the state"
+	runtime_ok delete --force "$CID"
+	[ "$(fsyncs_of create -b "$BUNDLE" "$CID")" -gt 0 ] || fail "create did not fsync the state"
+	runtime_ok delete --force "$CID"
+}
