@@ -166,18 +166,18 @@ func resetAffinity(pid int) error {
 	return nil
 }
 
-// startPinned runs start (which forks a process, e.g. os.StartProcess) on
+// startPinned runs start (which forks a process: forkExec) on
 // a new OS thread pinned to a.Initial, so the process and every thread it
 // makes run there from their first instruction, until the process enters
 // the container's cgroup (OCI process.execCPUAffinity.initial). The thread
 // is never unlocked: it exits with its goroutine, so no other goroutine of
 // the runtime inherits the affinity. Without an initial set, start runs
 // here.
-func startPinned(a *CPUAffinity, start func() (*os.Process, error)) (*os.Process, error) {
+func startPinned(a *CPUAffinity, start func() (*procHandle, error)) (*procHandle, error) {
 	if a == nil || len(a.Initial) == 0 {
 		return start()
 	}
-	var p *os.Process
+	var p *procHandle
 	err := onOwnThread(func() error {
 		if err := setThreadAffinity(a.Initial); err != nil {
 			return fmt.Errorf("process.execCPUAffinity.initial: %w", err)

@@ -147,9 +147,9 @@ func TestStartPinned(t *testing.T) {
 	var childOut strings.Builder
 	cmd := exec.Command("grep", "Cpus_allowed_list", "/proc/self/status")
 	cmd.Stdout = &childOut
-	_, err := startPinned(&CPUAffinity{Initial: []int{last}}, func() (*os.Process, error) {
+	_, err := startPinned(&CPUAffinity{Initial: []int{last}}, func() (*procHandle, error) {
 		err := cmd.Start()
-		return cmd.Process, err
+		return nil, err
 	})
 	if err != nil {
 		t.Skipf("grep: %v", err)
@@ -165,7 +165,7 @@ func TestStartPinned(t *testing.T) {
 		t.Errorf("caller's affinity changed: %s, was %s", got, before)
 	}
 
-	_, err = startPinned(&CPUAffinity{Initial: []int{MaxCPU}}, func() (*os.Process, error) {
+	_, err = startPinned(&CPUAffinity{Initial: []int{MaxCPU}}, func() (*procHandle, error) {
 		t.Error("start ran despite the affinity error")
 		return nil, nil
 	})
@@ -257,9 +257,9 @@ func TestResetAffinity(t *testing.T) {
 	// A process that inherited a narrower affinity (as from a runtime
 	// started by taskset) runs on every CPU the test may use once reset.
 	cmd := exec.Command("sleep", "10")
-	_, err := startPinned(&CPUAffinity{Initial: all[:1]}, func() (*os.Process, error) {
+	_, err := startPinned(&CPUAffinity{Initial: all[:1]}, func() (*procHandle, error) {
 		err := cmd.Start()
-		return cmd.Process, err
+		return nil, err
 	})
 	if err != nil {
 		t.Skipf("sleep: %v", err)

@@ -81,7 +81,7 @@ func (s *spawnSpec) add(f *os.File) int {
 // the process it forked.
 type spawned struct {
 	sock  *syncSocket
-	stage *os.Process
+	stage *procHandle
 	// exeFd is the sealed binary's fd number in the child, for it to close.
 	exeFd int
 	// pid is the forked process in the runtime's pid namespace, a child of
@@ -123,14 +123,10 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 		initGODEBUG,
 		initGOMAXPROCS,
 	}
-	p.stage, err = startPinned(s.affinity, func() (*os.Process, error) {
+	p.stage, err = startPinned(s.affinity, func() (*procHandle, error) {
 		exe, argv := "/proc/self/fd/"+strconv.Itoa(p.exeFd), []string{"nanobox-runc", "init"}
 		if s.cgroup != nil {
-			proc, err := os.StartProcess(exe, argv, &os.ProcAttr{
-				Env:   env,
-				Files: s.files,
-				Sys:   &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(s.cgroup.Fd())},
-			})
+			proc, err := forkExec(exe, argv, env, s.files, &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(s.cgroup.Fd())})
 			if err == nil {
 				p.inCgroup = true
 				return proc, nil
@@ -141,11 +137,7 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 			// every hierarchy, the v1 ones the stage joins included.
 			p.log.Debugf("clone3 into the container's cgroup: %v; starting the init stage outside it", err)
 		}
-		proc, err := os.StartProcess(exe, argv, &os.ProcAttr{
-			Env:   env,
-			Files: s.files,
-			Sys:   &syscall.SysProcAttr{},
-		})
+		proc, err := forkExec(exe, argv, env, s.files, &syscall.SysProcAttr{})
 		p.inCgroup = err == nil && s.cgroup == nil && len(s.cgroupTasks) > 0
 		return proc, err
 	})
@@ -204,7 +196,7 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 		// against its pids limit until it is reaped: reap it now (it
 		// exits once it has reported the pid), before the program
 		// runs, rather than after an exec'd one may have forked.
-		_, _ = p.stage.Wait()
+		_ = p.stage.Wait()
 		p.stage = nil
 	}
 	return p, nil
@@ -214,7 +206,7 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 // the pid, and closes the socket. Safe to call more than once.
 func (p *spawned) reap() {
 	if p.stage != nil {
-		_, _ = p.stage.Wait()
+		_ = p.stage.Wait()
 		p.stage = nil
 	}
 	if p.sock != nil {
