@@ -186,7 +186,7 @@ demo-bundle:
 # FUZZTIME=5m for a longer one.
 FUZZTIME ?= 20s
 .PHONY: fuzz
-FUZZ_TARGETS := ./specconv:FuzzFromSpec ./libbox:FuzzParseState \
+FUZZ_TARGETS := ./specconv:FuzzFromSpec ./specconv:FuzzFastJSON ./libbox:FuzzParseState \
 	./libbox:FuzzSniff ./libbox:FuzzDNSAnswer ./libbox:FuzzNetRule \
 	./libbox:FuzzProxyRequest ./libbox:FuzzCodecDecode
 # Every target runs even if one fails; the last line counts them

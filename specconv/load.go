@@ -39,13 +39,18 @@ func LoadSpec(bundleDir string, warnf func(format string, args ...any)) (*specs.
 // ParseSpec decodes config.json data read from path (which names the file in
 // errors) with LoadSpec's checks and warnings.
 func ParseSpec(data []byte, path string, warnf func(format string, args ...any)) (*specs.Spec, error) {
-	var spec specs.Spec
-	if err := json.Unmarshal(data, &spec); err != nil {
-		return nil, fmt.Errorf("parse %s: %s%w", path, jsonPosition(data, err), err)
-	}
-	if warnf != nil {
-		for _, k := range UnknownKeys(data) {
-			warnf("%s: unknown key %s ignored (not in runtime-spec %s: a typo?)", path, k, specs.Version)
+	// The fast path decodes only documents with no unknown key: when
+	// it gives up, encoding/json decides, and unknown keys are looked for.
+	spec, err := fastSpec(data)
+	if err != nil {
+		spec = new(specs.Spec)
+		if err := json.Unmarshal(data, spec); err != nil {
+			return nil, fmt.Errorf("parse %s: %s%w", path, jsonPosition(data, err), err)
+		}
+		if warnf != nil {
+			for _, k := range UnknownKeys(data) {
+				warnf("%s: unknown key %s ignored (not in runtime-spec %s: a typo?)", path, k, specs.Version)
+			}
 		}
 	}
 	switch {
@@ -58,7 +63,7 @@ func ParseSpec(data []byte, path string, warnf func(format string, args ...any))
 	case spec.Root.Path == "":
 		return nil, fmt.Errorf("%s: root.path is required", path)
 	}
-	return &spec, nil
+	return spec, nil
 }
 
 // jsonPosition returns "line L, column C: " for the byte offset a JSON error
