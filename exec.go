@@ -113,9 +113,7 @@ func execProcess(c *cli.Context) (int, error) {
 	}
 	var sigs chan os.Signal
 	if !detach {
-		var ready func()
-		sigs, ready = catchSignals()
-		ready()
+		sigs = catchSignals(forwardedSignals)
 	}
 	pid, err := ctr.Exec(p, opts)
 	if err != nil {

@@ -55,15 +55,13 @@ func runContainer(c *cli.Context) (int, error) {
 		}
 		defer ttyPeer.Close()
 	}
-	// Signals are caught before init exists (createContainer waits for the
-	// catching before it creates init) so that none is lost between create
-	// and the forwarding loop.
+	// Signals are caught before init exists so that none is lost between
+	// create and the forwarding loop.
 	var sigs chan os.Signal
-	var sigsReady func()
 	if !detach {
-		sigs, sigsReady = catchSignals()
+		sigs = catchSignals(forwardedSignals)
 	}
-	ctr, err := createContainer(c, ttyChild, sigsReady)
+	ctr, err := createContainer(c, ttyChild)
 	if ttyChild != nil {
 		ttyChild.Close()
 	}

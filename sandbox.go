@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -120,10 +119,9 @@ func runSandbox(c *cli.Context) int {
 	// The signals that end a run are caught from the start: one that comes
 	// during set-up then ends the run (status cancelled, with its report)
 	// instead of this process, which would leave the sandbox's state
-	// behind for the next run to sweep.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT)
-	defer signal.Stop(sigs)
+	// behind for the next run to sweep. One that comes after the run is
+	// ignored (see catchSignals).
+	sigs := catchSignals([]unix.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT})
 	format := c.String("report-format")
 	if format != "json" && format != "isolate" {
 		return sandboxFail(libbox.ExitSetupError, fmt.Errorf("--report-format %q: use json or isolate", format))
@@ -203,7 +201,6 @@ func runSandbox(c *cli.Context) int {
 	} else {
 		res, runErr = sb.RunAttached(ctx, os.Stdin, os.Stdout, os.Stderr, args[0], args[1:]...)
 	}
-	signal.Stop(sigs)
 	var got os.Signal
 	select {
 	case got = <-gotSig:

@@ -9,24 +9,57 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// catchSignals starts catching every signal on a new buffered channel, for
-// run and exec to forward to the container, and returns the channel and a
-// function that waits until the catching is in place. Go's signal.Notify
-// costs two thread handoffs per signal (each one's mask goes through the
-// runtime's signal thread, locked to its OS thread: ~60 round trips for
-// all of them), latency that the caller overlaps with its own set-up by
-// waiting only before the process it forwards to exists.
+// forwardedSignals are the signals run and exec pass on to the container:
+// every one that can be caught, but those the Go runtime itself relies on
+// (SIGURG for preemption, SIGPROF for profiling, SIGCHLD, the synchronous
+// ones, and glibc's SIGCANCEL and SIGSETXID). SIGPIPE is caught, so that a
+// closed stdout gives EPIPE rather than death, and not forwarded.
+var forwardedSignals = func() []unix.Signal {
+	sigs := []unix.Signal{
+		unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGABRT, unix.SIGUSR1,
+		unix.SIGUSR2, unix.SIGPIPE, unix.SIGALRM, unix.SIGTERM, unix.SIGCONT,
+		unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU, unix.SIGXCPU, unix.SIGXFSZ,
+		unix.SIGVTALRM, unix.SIGWINCH, unix.SIGIO, unix.SIGPWR,
+	}
+	for s := sigRTMin; s <= sigRTMax; s++ {
+		sigs = append(sigs, s)
+	}
+	return sigs
+}()
+
+// The real-time signals as glibc gives them to programs (32 and 33 are
+// its own).
+const (
+	sigRTMin unix.Signal = 34
+	sigRTMax unix.Signal = 64
+)
+
+// catchSignals starts catching sigs (forwardedSignals for run and exec,
+// which forward them to the container) and returns the channel they arrive
+// on. They are caught when it returns: callers call it before the process
+// they act on exists, so that no signal is lost (or kills the runtime)
+// between its start and the loop that reads them.
 //
-// Nothing stops the catching: the callers exit when the process ends, and
-// signal.Stop would cost as many round trips again for nothing.
-func catchSignals() (chan os.Signal, func()) {
-	sigs := make(chan os.Signal, 32)
-	ready := make(chan struct{})
-	go func() {
-		signal.Notify(sigs)
-		close(ready)
-	}()
-	return sigs, func() { <-ready }
+// Go's signal.Notify costs two handoffs between threads per signal (each
+// one's mask goes through the runtime's signal thread, locked to its OS
+// thread): 50 signals took 1 to 3 ms here, with a CPU waking from idle for
+// each handoff, and run waited for it before it created init. A handler of
+// our own (signals_linux.go: one sigaction per signal, and a byte per
+// signal written to a pipe) costs a few microseconds; if it cannot be
+// installed, signal.Notify does the catching.
+//
+// Once per process. Nothing stops the catching: the callers exit when
+// they are done.
+func catchSignals(sigs []unix.Signal) chan os.Signal {
+	ch := make(chan os.Signal, 32)
+	if err := catchSignalsToPipe(ch, sigs); err != nil {
+		ss := make([]os.Signal, len(sigs))
+		for i, s := range sigs {
+			ss[i] = s
+		}
+		signal.Notify(ch, ss...)
+	}
+	return ch
 }
 
 // forwardAndWait reaps pid (a child of this process) while forwarding the

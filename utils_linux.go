@@ -147,10 +147,8 @@ var createFlags = []cli.Flag{
 }
 
 // createContainer is the shared body of create and run. consoleSocket, from
-// a foreground run, is used only when the process has a terminal;
-// beforeInit, if not nil, is called just before init is created (run waits
-// there for its signal catching).
-func createContainer(c *cli.Context, consoleSocket *os.File, beforeInit func()) (*libbox.Container, error) {
+// a foreground run, is used only when the process has a terminal.
+func createContainer(c *cli.Context, consoleSocket *os.File) (*libbox.Container, error) {
 	if err := checkArgs(c, 1, 1); err != nil {
 		return nil, err
 	}
@@ -210,9 +208,6 @@ func createContainer(c *cli.Context, consoleSocket *os.File, beforeInit func()) 
 	}
 	if pidfdSock != nil {
 		defer pidfdSock.Close()
-	}
-	if beforeInit != nil {
-		beforeInit()
 	}
 	ctr, err := rt.Create(id, cfg, opts)
 	if err != nil {

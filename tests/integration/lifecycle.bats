@@ -133,6 +133,28 @@ teardown() {
 	[[ "$output" == *"got TERM"* ]]
 }
 
+@test "run: every catchable signal but the runtime's own is forwarded; SIGPIPE and SIGWINCH are not, and do not kill the runtime" {
+	# 1 HUP, 3 QUIT, 6 ABRT, 10 USR1, 12 USR2, 14 ALRM, 18 CONT, 34 RTMIN,
+	# 37 RTMIN+3, 64 RTMAX; 13 PIPE and 28 WINCH are trapped to show that
+	# they do not arrive.
+	set_cmd 'for s in 1 3 6 10 12 13 14 18 28 34 37 64; do trap "echo got $s" $s; done
+		trap "echo got TERM; exit 42" TERM; echo ready; while :; do sleep 0.05; done'
+	runtime_bg run -b "$BUNDLE" "$CID"
+	wait_for_status "$CID" running
+	retry 100 0.05 grep -q ready "$RUNTIME_BG_OUT"
+	local s
+	for s in 1 3 6 10 12 14 18 34 37 64 13 28; do
+		kill -"$s" "$RUNTIME_BG_PID" || fail "the runtime died before signal $s"
+		if [[ $s != 13 && $s != 28 ]]; then
+			retry 100 0.05 grep -qx "got $s" "$RUNTIME_BG_OUT" || fail "signal $s was not forwarded"
+		fi
+	done
+	kill -TERM "$RUNTIME_BG_PID"
+	wait_bg
+	[ "$status" -eq 42 ] || fail "run exited $status, want 42: $output"
+	[[ "$output" != *"got 13"* && "$output" != *"got 28"* ]] || fail "SIGPIPE or SIGWINCH was forwarded: $output"
+}
+
 @test "run -d: returns while the container runs; init is the pid in the pid file" {
 	run_detached
 	testcontainer "$CID" running
