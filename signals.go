@@ -48,8 +48,8 @@ const (
 // signal written to a pipe) costs a few microseconds; if it cannot be
 // installed, signal.Notify does the catching.
 //
-// Once per process. Nothing stops the catching: the callers exit when
-// they are done.
+// Nothing stops the catching: the callers exit when they are done. A
+// later call for a signal sends it to its own channel instead.
 func catchSignals(sigs []unix.Signal) chan os.Signal {
 	ch := make(chan os.Signal, 32)
 	if err := catchSignalsToPipe(ch, sigs); err != nil {

@@ -49,41 +49,62 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-var sigPipeOnce sync.Once
+// sigPipe is the process's one pipe of caught signals, and where each
+// signal read from it goes.
+var sigPipe struct {
+	mu     sync.Mutex
+	w      int // the write end, -1 before the first catch
+	routes map[unix.Signal]chan<- os.Signal
+}
 
-// catchSignalsToPipe installs the handler for sigs, whose arrivals go to
-// out. Once per process: a second call is an error.
+// catchSignalsToPipe installs the handler for sigs and sends their
+// arrivals to out from now on (a signal caught before for another channel
+// goes to out instead).
 func catchSignalsToPipe(out chan<- os.Signal, sigs []unix.Signal) error {
-	err := fmt.Errorf("signals are already caught")
-	sigPipeOnce.Do(func() {
+	sigPipe.mu.Lock()
+	defer sigPipe.mu.Unlock()
+	if sigPipe.routes == nil {
 		var p [2]int
-		if err = unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
-			err = fmt.Errorf("signal pipe: %w", err)
-			return
+		if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+			return fmt.Errorf("signal pipe: %w", err)
 		}
-		nums := make([]C.int, len(sigs))
-		for i, s := range sigs {
-			nums[i] = C.int(s)
+		sigPipe.w, sigPipe.routes = p[1], map[unix.Signal]chan<- os.Signal{}
+		go readSignalPipe(os.NewFile(uintptr(p[0]), "signals"))
+	}
+	nums := make([]C.int, len(sigs))
+	for i, s := range sigs {
+		nums[i] = C.int(s)
+	}
+	if len(nums) > 0 {
+		if e := C.nanobox_catch_signals(C.int(sigPipe.w), &nums[0], C.int(len(nums))); e != 0 {
+			// Handlers installed before the failure stay, and
+			// their signals go nowhere: the caller falls back to
+			// signal.Notify, which does not reinstall the Go
+			// runtime's handlers for them.
+			return fmt.Errorf("sigaction: %w", unix.Errno(e))
 		}
-		if e := C.nanobox_catch_signals(C.int(p[1]), &nums[0], C.int(len(nums))); e != 0 {
-			// Handlers installed before the failure stay, writing
-			// to a pipe nobody reads; signal.Notify takes over.
-			err = fmt.Errorf("sigaction: %w", unix.Errno(e))
-			return
-		}
-		r := os.NewFile(uintptr(p[0]), "signals")
-		go func() {
-			buf := make([]byte, 64)
-			for {
-				n, rerr := r.Read(buf)
-				for _, b := range buf[:n] {
-					out <- unix.Signal(b)
-				}
-				if rerr != nil {
-					return
-				}
+	}
+	for _, s := range sigs {
+		sigPipe.routes[s] = out
+	}
+	return nil
+}
+
+func readSignalPipe(r *os.File) {
+	buf := make([]byte, 64)
+	for {
+		n, err := r.Read(buf)
+		for _, b := range buf[:n] {
+			s := unix.Signal(b)
+			sigPipe.mu.Lock()
+			out := sigPipe.routes[s]
+			sigPipe.mu.Unlock()
+			if out != nil {
+				out <- s
 			}
-		}()
-	})
-	return err
+		}
+		if err != nil {
+			return
+		}
+	}
 }
