@@ -84,71 +84,67 @@ func (s *jscan) expect(c byte) error {
 // object reads an object, calling member for each key with s positioned
 // at its value, which member must consume.
 func (s *jscan) object(member func(key string) error) error {
-	if err := s.expect('{'); err != nil {
-		return err
-	}
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		return nil
-	}
-	for {
+	done, err := s.open('{', '}')
+	for !done && err == nil {
 		s.ws()
-		key, err := s.str()
-		if err != nil {
-			return err
+		var key string
+		if key, err = s.str(); err != nil {
+			break
 		}
-		if err := s.expect(':'); err != nil {
-			return err
+		if err = s.expect(':'); err != nil {
+			break
 		}
-		if err := member(key); err != nil {
-			return err
+		if err = member(key); err != nil {
+			break
 		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return errSlow
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return nil
-		default:
-			return errSlow
-		}
+		done, err = s.next('}')
 	}
+	return err
 }
 
 // array reads an array, calling elem with s positioned at each element,
 // which elem must consume.
 func (s *jscan) array(elem func() error) error {
-	if err := s.expect('['); err != nil {
-		return err
+	done, err := s.open('[', ']')
+	for !done && err == nil {
+		if err = elem(); err != nil {
+			break
+		}
+		done, err = s.next(']')
+	}
+	return err
+}
+
+// open reads the opening byte of an object or array, and its closing one
+// if it is empty (done).
+func (s *jscan) open(opening, closing byte) (done bool, err error) {
+	if err := s.expect(opening); err != nil {
+		return true, err
 	}
 	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
+	if s.i < len(s.b) && s.b[s.i] == closing {
 		s.i++
-		return nil
+		return true, nil
 	}
-	for {
-		if err := elem(); err != nil {
-			return err
-		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return errSlow
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return nil
-		default:
-			return errSlow
-		}
+	return false, nil
+}
+
+// next reads what follows a member or an element: a comma, or the closing
+// byte (done).
+func (s *jscan) next(closing byte) (done bool, err error) {
+	s.ws()
+	if s.i >= len(s.b) {
+		return true, errSlow
 	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		return false, nil
+	case closing:
+		s.i++
+		return true, nil
+	}
+	return true, errSlow
 }
 
 // str reads a string. Invalid UTF-8 and lone surrogates, which
