@@ -61,7 +61,7 @@ func runContainer(c *cli.Context) (int, error) {
 	if !detach {
 		sigs = catchSignals(forwardedSignals)
 	}
-	ctr, err := createContainer(c, ttyChild)
+	ctr, err := createContainer(c, ttyChild, !detach && !c.Bool("keep"))
 	if ttyChild != nil {
 		ttyChild.Close()
 	}

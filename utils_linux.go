@@ -148,7 +148,9 @@ var createFlags = []cli.Flag{
 
 // createContainer is the shared body of create and run. consoleSocket, from
 // a foreground run, is used only when the process has a terminal.
-func createContainer(c *cli.Context, consoleSocket *os.File) (*libbox.Container, error) {
+// ephemeral: the container never outlives this process (a foreground run
+// without --keep), so its state needs no fsync (libbox.Runtime.Ephemeral).
+func createContainer(c *cli.Context, consoleSocket *os.File, ephemeral bool) (*libbox.Container, error) {
 	if err := checkArgs(c, 1, 1); err != nil {
 		return nil, err
 	}
@@ -163,10 +165,7 @@ func createContainer(c *cli.Context, consoleSocket *os.File) (*libbox.Container,
 	if err != nil {
 		return nil, err
 	}
-	// A foreground run deletes its container before it exits: the
-	// container never outlives this process, so its state needs no
-	// fsync (see libbox.Runtime.Ephemeral).
-	rt.Ephemeral = c.Command != nil && c.Command.Name == "run" && !c.Bool("detach") && !c.Bool("keep")
+	rt.Ephemeral = ephemeral
 	cfg, err := loadConfig(c, rt.Rootless)
 	if err != nil {
 		return nil, err
