@@ -71,21 +71,19 @@ func catchSignalsToPipe(out chan<- os.Signal, sigs []unix.Signal) error {
 		sigPipe.w, sigPipe.routes = p[1], map[unix.Signal]chan<- os.Signal{}
 		go readSignalPipe(os.NewFile(uintptr(p[0]), "signals"))
 	}
+	// Routed first: should a sigaction fail, the handlers installed
+	// before it still deliver to out, and the caller's signal.Notify
+	// (which never reinstalls the Go runtime's handler over ours) takes
+	// the rest.
 	nums := make([]C.int, len(sigs))
 	for i, s := range sigs {
+		sigPipe.routes[s] = out
 		nums[i] = C.int(s)
 	}
 	if len(nums) > 0 {
 		if e := C.nanobox_catch_signals(C.int(sigPipe.w), &nums[0], C.int(len(nums))); e != 0 {
-			// Handlers installed before the failure stay, and
-			// their signals go nowhere: the caller falls back to
-			// signal.Notify, which does not reinstall the Go
-			// runtime's handlers for them.
 			return fmt.Errorf("sigaction: %w", unix.Errno(e))
 		}
-	}
-	for _, s := range sigs {
-		sigPipe.routes[s] = out
 	}
 	return nil
 }
