@@ -6,103 +6,103 @@ import (
 	"io/fs"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/nanobox-sandbox/nanobox-runc/internal/fastjson"
 )
 
-var _ fs.FileMode
-
-func fjSpecsSpec(s *jscan, v *specs.Spec) error {
-	if s.null() {
+func fjSpecsSpec(s *fastjson.Scanner, v *specs.Spec) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "ociVersion":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Version)
 		case "process":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjPtrspecsProcess(s, &v.Process)
+			return fjPtrSpecsProcess(s, &v.Process)
 		case "root":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjPtrspecsRoot(s, &v.Root)
+			return fjPtrSpecsRoot(s, &v.Root)
 		case "hostname":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
 			return fjString(s, &v.Hostname)
 		case "domainname":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
 			return fjString(s, &v.Domainname)
 		case "mounts":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
-			return fjSlicespecsMount(s, &v.Mounts)
+			return fjSliceSpecsMount(s, &v.Mounts)
 		case "hooks":
-			if err := seen(&mask, 6); err != nil {
+			if err := fastjson.Seen(&mask, 6); err != nil {
 				return err
 			}
-			return fjPtrspecsHooks(s, &v.Hooks)
+			return fjPtrSpecsHooks(s, &v.Hooks)
 		case "annotations":
-			if err := seen(&mask, 7); err != nil {
+			if err := fastjson.Seen(&mask, 7); err != nil {
 				return err
 			}
-			return fjMapstringstring(s, &v.Annotations)
+			return fjMapStringString(s, &v.Annotations)
 		case "linux":
-			if err := seen(&mask, 8); err != nil {
+			if err := fastjson.Seen(&mask, 8); err != nil {
 				return err
 			}
-			return fjPtrspecsLinux(s, &v.Linux)
+			return fjPtrSpecsLinux(s, &v.Linux)
 		case "solaris":
-			if err := seen(&mask, 9); err != nil {
+			if err := fastjson.Seen(&mask, 9); err != nil {
 				return err
 			}
-			return fjPtrspecsSolaris(s, &v.Solaris)
+			return fjPtrSpecsSolaris(s, &v.Solaris)
 		case "windows":
-			if err := seen(&mask, 10); err != nil {
+			if err := fastjson.Seen(&mask, 10); err != nil {
 				return err
 			}
-			return fjPtrspecsWindows(s, &v.Windows)
+			return fjPtrSpecsWindows(s, &v.Windows)
 		case "vm":
-			if err := seen(&mask, 11); err != nil {
+			if err := fastjson.Seen(&mask, 11); err != nil {
 				return err
 			}
-			return fjPtrspecsVM(s, &v.VM)
+			return fjPtrSpecsVM(s, &v.VM)
 		case "zos":
-			if err := seen(&mask, 12); err != nil {
+			if err := fastjson.Seen(&mask, 12); err != nil {
 				return err
 			}
-			return fjPtrspecsZOS(s, &v.ZOS)
+			return fjPtrSpecsZOS(s, &v.ZOS)
 		case "freebsd":
-			if err := seen(&mask, 13); err != nil {
+			if err := fastjson.Seen(&mask, 13); err != nil {
 				return err
 			}
-			return fjPtrspecsFreeBSD(s, &v.FreeBSD)
+			return fjPtrSpecsFreeBSD(s, &v.FreeBSD)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjString(s *jscan, v *string) error {
-	if s.null() {
+func fjString(s *fastjson.Scanner, v *string) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.str()
+	x, err := s.Str()
 	*v = string(x)
 	return err
 }
 
-func fjPtrspecsProcess(s *jscan, v **specs.Process) error {
-	if s.null() {
+func fjPtrSpecsProcess(s *fastjson.Scanner, v **specs.Process) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -112,8 +112,8 @@ func fjPtrspecsProcess(s *jscan, v **specs.Process) error {
 	return fjSpecsProcess(s, *v)
 }
 
-func fjPtrspecsRoot(s *jscan, v **specs.Root) error {
-	if s.null() {
+func fjPtrSpecsRoot(s *fastjson.Scanner, v **specs.Root) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -123,13 +123,13 @@ func fjPtrspecsRoot(s *jscan, v **specs.Root) error {
 	return fjSpecsRoot(s, *v)
 }
 
-func fjSlicespecsMount(s *jscan, v *[]specs.Mount) error {
-	if s.null() {
+func fjSliceSpecsMount(s *fastjson.Scanner, v *[]specs.Mount) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.Mount{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.Mount
 		if err := fjSpecsMount(s, &e); err != nil {
 			return err
@@ -141,8 +141,8 @@ func fjSlicespecsMount(s *jscan, v *[]specs.Mount) error {
 	return err
 }
 
-func fjPtrspecsHooks(s *jscan, v **specs.Hooks) error {
-	if s.null() {
+func fjPtrSpecsHooks(s *fastjson.Scanner, v **specs.Hooks) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -152,13 +152,13 @@ func fjPtrspecsHooks(s *jscan, v **specs.Hooks) error {
 	return fjSpecsHooks(s, *v)
 }
 
-func fjMapstringstring(s *jscan, v *map[string]string) error {
-	if s.null() {
+func fjMapStringString(s *fastjson.Scanner, v *map[string]string) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := map[string]string{}
-	err := s.object(func(k string) error {
+	err := s.Object(func(k string) error {
 		var e string
 		if err := fjString(s, &e); err != nil {
 			return err
@@ -170,8 +170,8 @@ func fjMapstringstring(s *jscan, v *map[string]string) error {
 	return err
 }
 
-func fjPtrspecsLinux(s *jscan, v **specs.Linux) error {
-	if s.null() {
+func fjPtrSpecsLinux(s *fastjson.Scanner, v **specs.Linux) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -181,8 +181,8 @@ func fjPtrspecsLinux(s *jscan, v **specs.Linux) error {
 	return fjSpecsLinux(s, *v)
 }
 
-func fjPtrspecsSolaris(s *jscan, v **specs.Solaris) error {
-	if s.null() {
+func fjPtrSpecsSolaris(s *fastjson.Scanner, v **specs.Solaris) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -192,8 +192,8 @@ func fjPtrspecsSolaris(s *jscan, v **specs.Solaris) error {
 	return fjSpecsSolaris(s, *v)
 }
 
-func fjPtrspecsWindows(s *jscan, v **specs.Windows) error {
-	if s.null() {
+func fjPtrSpecsWindows(s *fastjson.Scanner, v **specs.Windows) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -203,8 +203,8 @@ func fjPtrspecsWindows(s *jscan, v **specs.Windows) error {
 	return fjSpecsWindows(s, *v)
 }
 
-func fjPtrspecsVM(s *jscan, v **specs.VM) error {
-	if s.null() {
+func fjPtrSpecsVM(s *fastjson.Scanner, v **specs.VM) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -214,8 +214,8 @@ func fjPtrspecsVM(s *jscan, v **specs.VM) error {
 	return fjSpecsVM(s, *v)
 }
 
-func fjPtrspecsZOS(s *jscan, v **specs.ZOS) error {
-	if s.null() {
+func fjPtrSpecsZOS(s *fastjson.Scanner, v **specs.ZOS) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -225,8 +225,8 @@ func fjPtrspecsZOS(s *jscan, v **specs.ZOS) error {
 	return fjSpecsZOS(s, *v)
 }
 
-func fjPtrspecsFreeBSD(s *jscan, v **specs.FreeBSD) error {
-	if s.null() {
+func fjPtrSpecsFreeBSD(s *fastjson.Scanner, v **specs.FreeBSD) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -236,477 +236,477 @@ func fjPtrspecsFreeBSD(s *jscan, v **specs.FreeBSD) error {
 	return fjSpecsFreeBSD(s, *v)
 }
 
-func fjSpecsProcess(s *jscan, v *specs.Process) error {
-	if s.null() {
+func fjSpecsProcess(s *fastjson.Scanner, v *specs.Process) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "terminal":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjBool(s, &v.Terminal)
 		case "consoleSize":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjPtrspecsBox(s, &v.ConsoleSize)
+			return fjPtrSpecsBox(s, &v.ConsoleSize)
 		case "user":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
 			return fjSpecsUser(s, &v.User)
 		case "args":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Args)
+			return fjSliceString(s, &v.Args)
 		case "commandLine":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
 			return fjString(s, &v.CommandLine)
 		case "env":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Env)
+			return fjSliceString(s, &v.Env)
 		case "cwd":
-			if err := seen(&mask, 6); err != nil {
+			if err := fastjson.Seen(&mask, 6); err != nil {
 				return err
 			}
 			return fjString(s, &v.Cwd)
 		case "capabilities":
-			if err := seen(&mask, 7); err != nil {
+			if err := fastjson.Seen(&mask, 7); err != nil {
 				return err
 			}
-			return fjPtrspecsLinuxCapabilities(s, &v.Capabilities)
+			return fjPtrSpecsLinuxCapabilities(s, &v.Capabilities)
 		case "rlimits":
-			if err := seen(&mask, 8); err != nil {
+			if err := fastjson.Seen(&mask, 8); err != nil {
 				return err
 			}
-			return fjSlicespecsPOSIXRlimit(s, &v.Rlimits)
+			return fjSliceSpecsPOSIXRlimit(s, &v.Rlimits)
 		case "noNewPrivileges":
-			if err := seen(&mask, 9); err != nil {
+			if err := fastjson.Seen(&mask, 9); err != nil {
 				return err
 			}
 			return fjBool(s, &v.NoNewPrivileges)
 		case "apparmorProfile":
-			if err := seen(&mask, 10); err != nil {
+			if err := fastjson.Seen(&mask, 10); err != nil {
 				return err
 			}
 			return fjString(s, &v.ApparmorProfile)
 		case "oomScoreAdj":
-			if err := seen(&mask, 11); err != nil {
+			if err := fastjson.Seen(&mask, 11); err != nil {
 				return err
 			}
-			return fjPtrint(s, &v.OOMScoreAdj)
+			return fjPtrInt(s, &v.OOMScoreAdj)
 		case "scheduler":
-			if err := seen(&mask, 12); err != nil {
+			if err := fastjson.Seen(&mask, 12); err != nil {
 				return err
 			}
-			return fjPtrspecsScheduler(s, &v.Scheduler)
+			return fjPtrSpecsScheduler(s, &v.Scheduler)
 		case "selinuxLabel":
-			if err := seen(&mask, 13); err != nil {
+			if err := fastjson.Seen(&mask, 13); err != nil {
 				return err
 			}
 			return fjString(s, &v.SelinuxLabel)
 		case "ioPriority":
-			if err := seen(&mask, 14); err != nil {
+			if err := fastjson.Seen(&mask, 14); err != nil {
 				return err
 			}
-			return fjPtrspecsLinuxIOPriority(s, &v.IOPriority)
+			return fjPtrSpecsLinuxIOPriority(s, &v.IOPriority)
 		case "execCPUAffinity":
-			if err := seen(&mask, 15); err != nil {
+			if err := fastjson.Seen(&mask, 15); err != nil {
 				return err
 			}
-			return fjPtrspecsCPUAffinity(s, &v.ExecCPUAffinity)
+			return fjPtrSpecsCPUAffinity(s, &v.ExecCPUAffinity)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsRoot(s *jscan, v *specs.Root) error {
-	if s.null() {
+func fjSpecsRoot(s *fastjson.Scanner, v *specs.Root) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "path":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Path)
 		case "readonly":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjBool(s, &v.Readonly)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsMount(s *jscan, v *specs.Mount) error {
-	if s.null() {
+func fjSpecsMount(s *fastjson.Scanner, v *specs.Mount) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "destination":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Destination)
 		case "type":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjString(s, &v.Type)
 		case "source":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
 			return fjString(s, &v.Source)
 		case "options":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Options)
+			return fjSliceString(s, &v.Options)
 		case "uidMappings":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxIDMapping(s, &v.UIDMappings)
+			return fjSliceSpecsLinuxIDMapping(s, &v.UIDMappings)
 		case "gidMappings":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxIDMapping(s, &v.GIDMappings)
+			return fjSliceSpecsLinuxIDMapping(s, &v.GIDMappings)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsHooks(s *jscan, v *specs.Hooks) error {
-	if s.null() {
+func fjSpecsHooks(s *fastjson.Scanner, v *specs.Hooks) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "prestart":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjSlicespecsHook(s, &v.Prestart)
+			return fjSliceSpecsHook(s, &v.Prestart)
 		case "createRuntime":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjSlicespecsHook(s, &v.CreateRuntime)
+			return fjSliceSpecsHook(s, &v.CreateRuntime)
 		case "createContainer":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjSlicespecsHook(s, &v.CreateContainer)
+			return fjSliceSpecsHook(s, &v.CreateContainer)
 		case "startContainer":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjSlicespecsHook(s, &v.StartContainer)
+			return fjSliceSpecsHook(s, &v.StartContainer)
 		case "poststart":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
-			return fjSlicespecsHook(s, &v.Poststart)
+			return fjSliceSpecsHook(s, &v.Poststart)
 		case "poststop":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
-			return fjSlicespecsHook(s, &v.Poststop)
+			return fjSliceSpecsHook(s, &v.Poststop)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinux(s *jscan, v *specs.Linux) error {
-	if s.null() {
+func fjSpecsLinux(s *fastjson.Scanner, v *specs.Linux) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "uidMappings":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxIDMapping(s, &v.UIDMappings)
+			return fjSliceSpecsLinuxIDMapping(s, &v.UIDMappings)
 		case "gidMappings":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxIDMapping(s, &v.GIDMappings)
+			return fjSliceSpecsLinuxIDMapping(s, &v.GIDMappings)
 		case "sysctl":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjMapstringstring(s, &v.Sysctl)
+			return fjMapStringString(s, &v.Sysctl)
 		case "resources":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjPtrspecsLinuxResources(s, &v.Resources)
+			return fjPtrSpecsLinuxResources(s, &v.Resources)
 		case "cgroupsPath":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
 			return fjString(s, &v.CgroupsPath)
 		case "namespaces":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxNamespace(s, &v.Namespaces)
+			return fjSliceSpecsLinuxNamespace(s, &v.Namespaces)
 		case "devices":
-			if err := seen(&mask, 6); err != nil {
+			if err := fastjson.Seen(&mask, 6); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxDevice(s, &v.Devices)
+			return fjSliceSpecsLinuxDevice(s, &v.Devices)
 		case "netDevices":
-			if err := seen(&mask, 7); err != nil {
+			if err := fastjson.Seen(&mask, 7); err != nil {
 				return err
 			}
-			return fjMapstringspecsLinuxNetDevice(s, &v.NetDevices)
+			return fjMapStringSpecsLinuxNetDevice(s, &v.NetDevices)
 		case "seccomp":
-			if err := seen(&mask, 8); err != nil {
+			if err := fastjson.Seen(&mask, 8); err != nil {
 				return err
 			}
-			return fjPtrspecsLinuxSeccomp(s, &v.Seccomp)
+			return fjPtrSpecsLinuxSeccomp(s, &v.Seccomp)
 		case "rootfsPropagation":
-			if err := seen(&mask, 9); err != nil {
+			if err := fastjson.Seen(&mask, 9); err != nil {
 				return err
 			}
 			return fjString(s, &v.RootfsPropagation)
 		case "maskedPaths":
-			if err := seen(&mask, 10); err != nil {
+			if err := fastjson.Seen(&mask, 10); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.MaskedPaths)
+			return fjSliceString(s, &v.MaskedPaths)
 		case "readonlyPaths":
-			if err := seen(&mask, 11); err != nil {
+			if err := fastjson.Seen(&mask, 11); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.ReadonlyPaths)
+			return fjSliceString(s, &v.ReadonlyPaths)
 		case "mountLabel":
-			if err := seen(&mask, 12); err != nil {
+			if err := fastjson.Seen(&mask, 12); err != nil {
 				return err
 			}
 			return fjString(s, &v.MountLabel)
 		case "intelRdt":
-			if err := seen(&mask, 13); err != nil {
+			if err := fastjson.Seen(&mask, 13); err != nil {
 				return err
 			}
-			return fjPtrspecsLinuxIntelRdt(s, &v.IntelRdt)
+			return fjPtrSpecsLinuxIntelRdt(s, &v.IntelRdt)
 		case "memoryPolicy":
-			if err := seen(&mask, 14); err != nil {
+			if err := fastjson.Seen(&mask, 14); err != nil {
 				return err
 			}
-			return fjPtrspecsLinuxMemoryPolicy(s, &v.MemoryPolicy)
+			return fjPtrSpecsLinuxMemoryPolicy(s, &v.MemoryPolicy)
 		case "personality":
-			if err := seen(&mask, 15); err != nil {
+			if err := fastjson.Seen(&mask, 15); err != nil {
 				return err
 			}
-			return fjPtrspecsLinuxPersonality(s, &v.Personality)
+			return fjPtrSpecsLinuxPersonality(s, &v.Personality)
 		case "timeOffsets":
-			if err := seen(&mask, 16); err != nil {
+			if err := fastjson.Seen(&mask, 16); err != nil {
 				return err
 			}
-			return fjMapstringspecsLinuxTimeOffset(s, &v.TimeOffsets)
+			return fjMapStringSpecsLinuxTimeOffset(s, &v.TimeOffsets)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsSolaris(s *jscan, v *specs.Solaris) error {
-	if s.null() {
+func fjSpecsSolaris(s *fastjson.Scanner, v *specs.Solaris) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "milestone":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Milestone)
 		case "limitpriv":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjString(s, &v.LimitPriv)
 		case "maxShmMemory":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
 			return fjString(s, &v.MaxShmMemory)
 		case "anet":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjSlicespecsSolarisAnet(s, &v.Anet)
+			return fjSliceSpecsSolarisAnet(s, &v.Anet)
 		case "cappedCPU":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
-			return fjPtrspecsSolarisCappedCPU(s, &v.CappedCPU)
+			return fjPtrSpecsSolarisCappedCPU(s, &v.CappedCPU)
 		case "cappedMemory":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
-			return fjPtrspecsSolarisCappedMemory(s, &v.CappedMemory)
+			return fjPtrSpecsSolarisCappedMemory(s, &v.CappedMemory)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsWindows(s *jscan, v *specs.Windows) error {
-	if s.null() {
+func fjSpecsWindows(s *fastjson.Scanner, v *specs.Windows) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "layerFolders":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.LayerFolders)
+			return fjSliceString(s, &v.LayerFolders)
 		case "devices":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjSlicespecsWindowsDevice(s, &v.Devices)
+			return fjSliceSpecsWindowsDevice(s, &v.Devices)
 		case "resources":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjPtrspecsWindowsResources(s, &v.Resources)
+			return fjPtrSpecsWindowsResources(s, &v.Resources)
 		case "credentialSpec":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
 			return fjAny(s, &v.CredentialSpec)
 		case "servicing":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
 			return fjBool(s, &v.Servicing)
 		case "ignoreFlushesDuringBoot":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
 			return fjBool(s, &v.IgnoreFlushesDuringBoot)
 		case "hyperv":
-			if err := seen(&mask, 6); err != nil {
+			if err := fastjson.Seen(&mask, 6); err != nil {
 				return err
 			}
-			return fjPtrspecsWindowsHyperV(s, &v.HyperV)
+			return fjPtrSpecsWindowsHyperV(s, &v.HyperV)
 		case "network":
-			if err := seen(&mask, 7); err != nil {
+			if err := fastjson.Seen(&mask, 7); err != nil {
 				return err
 			}
-			return fjPtrspecsWindowsNetwork(s, &v.Network)
+			return fjPtrSpecsWindowsNetwork(s, &v.Network)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsVM(s *jscan, v *specs.VM) error {
-	if s.null() {
+func fjSpecsVM(s *fastjson.Scanner, v *specs.VM) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "hypervisor":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjSpecsVMHypervisor(s, &v.Hypervisor)
 		case "kernel":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjSpecsVMKernel(s, &v.Kernel)
 		case "image":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
 			return fjSpecsVMImage(s, &v.Image)
 		case "hwconfig":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjPtrspecsHWConfig(s, &v.HwConfig)
+			return fjPtrSpecsHWConfig(s, &v.HwConfig)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsZOS(s *jscan, v *specs.ZOS) error {
-	if s.null() {
+func fjSpecsZOS(s *fastjson.Scanner, v *specs.ZOS) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "namespaces":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjSlicespecsZOSNamespace(s, &v.Namespaces)
+			return fjSliceSpecsZOSNamespace(s, &v.Namespaces)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsFreeBSD(s *jscan, v *specs.FreeBSD) error {
-	if s.null() {
+func fjSpecsFreeBSD(s *fastjson.Scanner, v *specs.FreeBSD) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "devices":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjSlicespecsFreeBSDDevice(s, &v.Devices)
+			return fjSliceSpecsFreeBSDDevice(s, &v.Devices)
 		case "jail":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjPtrspecsFreeBSDJail(s, &v.Jail)
+			return fjPtrSpecsFreeBSDJail(s, &v.Jail)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjBool(s *jscan, v *bool) error {
-	if s.null() {
+func fjBool(s *fastjson.Scanner, v *bool) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.boolean()
+	x, err := s.Bool()
 	*v = bool(x)
 	return err
 }
 
-func fjPtrspecsBox(s *jscan, v **specs.Box) error {
-	if s.null() {
+func fjPtrSpecsBox(s *fastjson.Scanner, v **specs.Box) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -716,50 +716,50 @@ func fjPtrspecsBox(s *jscan, v **specs.Box) error {
 	return fjSpecsBox(s, *v)
 }
 
-func fjSpecsUser(s *jscan, v *specs.User) error {
-	if s.null() {
+func fjSpecsUser(s *fastjson.Scanner, v *specs.User) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "uid":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjUint32(s, &v.UID)
 		case "gid":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjUint32(s, &v.GID)
 		case "umask":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjPtruint32(s, &v.Umask)
+			return fjPtrUint32(s, &v.Umask)
 		case "additionalGids":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjSliceuint32(s, &v.AdditionalGids)
+			return fjSliceUint32(s, &v.AdditionalGids)
 		case "username":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
 			return fjString(s, &v.Username)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSlicestring(s *jscan, v *[]string) error {
-	if s.null() {
+func fjSliceString(s *fastjson.Scanner, v *[]string) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []string{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e string
 		if err := fjString(s, &e); err != nil {
 			return err
@@ -771,8 +771,8 @@ func fjSlicestring(s *jscan, v *[]string) error {
 	return err
 }
 
-func fjPtrspecsLinuxCapabilities(s *jscan, v **specs.LinuxCapabilities) error {
-	if s.null() {
+func fjPtrSpecsLinuxCapabilities(s *fastjson.Scanner, v **specs.LinuxCapabilities) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -782,13 +782,13 @@ func fjPtrspecsLinuxCapabilities(s *jscan, v **specs.LinuxCapabilities) error {
 	return fjSpecsLinuxCapabilities(s, *v)
 }
 
-func fjSlicespecsPOSIXRlimit(s *jscan, v *[]specs.POSIXRlimit) error {
-	if s.null() {
+func fjSliceSpecsPOSIXRlimit(s *fastjson.Scanner, v *[]specs.POSIXRlimit) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.POSIXRlimit{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.POSIXRlimit
 		if err := fjSpecsPOSIXRlimit(s, &e); err != nil {
 			return err
@@ -800,8 +800,8 @@ func fjSlicespecsPOSIXRlimit(s *jscan, v *[]specs.POSIXRlimit) error {
 	return err
 }
 
-func fjPtrint(s *jscan, v **int) error {
-	if s.null() {
+func fjPtrInt(s *fastjson.Scanner, v **int) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -811,8 +811,8 @@ func fjPtrint(s *jscan, v **int) error {
 	return fjInt(s, *v)
 }
 
-func fjPtrspecsScheduler(s *jscan, v **specs.Scheduler) error {
-	if s.null() {
+func fjPtrSpecsScheduler(s *fastjson.Scanner, v **specs.Scheduler) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -822,8 +822,8 @@ func fjPtrspecsScheduler(s *jscan, v **specs.Scheduler) error {
 	return fjSpecsScheduler(s, *v)
 }
 
-func fjPtrspecsLinuxIOPriority(s *jscan, v **specs.LinuxIOPriority) error {
-	if s.null() {
+func fjPtrSpecsLinuxIOPriority(s *fastjson.Scanner, v **specs.LinuxIOPriority) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -833,8 +833,8 @@ func fjPtrspecsLinuxIOPriority(s *jscan, v **specs.LinuxIOPriority) error {
 	return fjSpecsLinuxIOPriority(s, *v)
 }
 
-func fjPtrspecsCPUAffinity(s *jscan, v **specs.CPUAffinity) error {
-	if s.null() {
+func fjPtrSpecsCPUAffinity(s *fastjson.Scanner, v **specs.CPUAffinity) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -844,13 +844,13 @@ func fjPtrspecsCPUAffinity(s *jscan, v **specs.CPUAffinity) error {
 	return fjSpecsCPUAffinity(s, *v)
 }
 
-func fjSlicespecsLinuxIDMapping(s *jscan, v *[]specs.LinuxIDMapping) error {
-	if s.null() {
+func fjSliceSpecsLinuxIDMapping(s *fastjson.Scanner, v *[]specs.LinuxIDMapping) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.LinuxIDMapping{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.LinuxIDMapping
 		if err := fjSpecsLinuxIDMapping(s, &e); err != nil {
 			return err
@@ -862,13 +862,13 @@ func fjSlicespecsLinuxIDMapping(s *jscan, v *[]specs.LinuxIDMapping) error {
 	return err
 }
 
-func fjSlicespecsHook(s *jscan, v *[]specs.Hook) error {
-	if s.null() {
+func fjSliceSpecsHook(s *fastjson.Scanner, v *[]specs.Hook) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.Hook{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.Hook
 		if err := fjSpecsHook(s, &e); err != nil {
 			return err
@@ -880,8 +880,8 @@ func fjSlicespecsHook(s *jscan, v *[]specs.Hook) error {
 	return err
 }
 
-func fjPtrspecsLinuxResources(s *jscan, v **specs.LinuxResources) error {
-	if s.null() {
+func fjPtrSpecsLinuxResources(s *fastjson.Scanner, v **specs.LinuxResources) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -891,13 +891,13 @@ func fjPtrspecsLinuxResources(s *jscan, v **specs.LinuxResources) error {
 	return fjSpecsLinuxResources(s, *v)
 }
 
-func fjSlicespecsLinuxNamespace(s *jscan, v *[]specs.LinuxNamespace) error {
-	if s.null() {
+func fjSliceSpecsLinuxNamespace(s *fastjson.Scanner, v *[]specs.LinuxNamespace) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.LinuxNamespace{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.LinuxNamespace
 		if err := fjSpecsLinuxNamespace(s, &e); err != nil {
 			return err
@@ -909,13 +909,13 @@ func fjSlicespecsLinuxNamespace(s *jscan, v *[]specs.LinuxNamespace) error {
 	return err
 }
 
-func fjSlicespecsLinuxDevice(s *jscan, v *[]specs.LinuxDevice) error {
-	if s.null() {
+func fjSliceSpecsLinuxDevice(s *fastjson.Scanner, v *[]specs.LinuxDevice) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.LinuxDevice{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.LinuxDevice
 		if err := fjSpecsLinuxDevice(s, &e); err != nil {
 			return err
@@ -927,13 +927,13 @@ func fjSlicespecsLinuxDevice(s *jscan, v *[]specs.LinuxDevice) error {
 	return err
 }
 
-func fjMapstringspecsLinuxNetDevice(s *jscan, v *map[string]specs.LinuxNetDevice) error {
-	if s.null() {
+func fjMapStringSpecsLinuxNetDevice(s *fastjson.Scanner, v *map[string]specs.LinuxNetDevice) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := map[string]specs.LinuxNetDevice{}
-	err := s.object(func(k string) error {
+	err := s.Object(func(k string) error {
 		var e specs.LinuxNetDevice
 		if err := fjSpecsLinuxNetDevice(s, &e); err != nil {
 			return err
@@ -945,8 +945,8 @@ func fjMapstringspecsLinuxNetDevice(s *jscan, v *map[string]specs.LinuxNetDevice
 	return err
 }
 
-func fjPtrspecsLinuxSeccomp(s *jscan, v **specs.LinuxSeccomp) error {
-	if s.null() {
+func fjPtrSpecsLinuxSeccomp(s *fastjson.Scanner, v **specs.LinuxSeccomp) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -956,8 +956,8 @@ func fjPtrspecsLinuxSeccomp(s *jscan, v **specs.LinuxSeccomp) error {
 	return fjSpecsLinuxSeccomp(s, *v)
 }
 
-func fjPtrspecsLinuxIntelRdt(s *jscan, v **specs.LinuxIntelRdt) error {
-	if s.null() {
+func fjPtrSpecsLinuxIntelRdt(s *fastjson.Scanner, v **specs.LinuxIntelRdt) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -967,8 +967,8 @@ func fjPtrspecsLinuxIntelRdt(s *jscan, v **specs.LinuxIntelRdt) error {
 	return fjSpecsLinuxIntelRdt(s, *v)
 }
 
-func fjPtrspecsLinuxMemoryPolicy(s *jscan, v **specs.LinuxMemoryPolicy) error {
-	if s.null() {
+func fjPtrSpecsLinuxMemoryPolicy(s *fastjson.Scanner, v **specs.LinuxMemoryPolicy) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -978,8 +978,8 @@ func fjPtrspecsLinuxMemoryPolicy(s *jscan, v **specs.LinuxMemoryPolicy) error {
 	return fjSpecsLinuxMemoryPolicy(s, *v)
 }
 
-func fjPtrspecsLinuxPersonality(s *jscan, v **specs.LinuxPersonality) error {
-	if s.null() {
+func fjPtrSpecsLinuxPersonality(s *fastjson.Scanner, v **specs.LinuxPersonality) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -989,13 +989,13 @@ func fjPtrspecsLinuxPersonality(s *jscan, v **specs.LinuxPersonality) error {
 	return fjSpecsLinuxPersonality(s, *v)
 }
 
-func fjMapstringspecsLinuxTimeOffset(s *jscan, v *map[string]specs.LinuxTimeOffset) error {
-	if s.null() {
+func fjMapStringSpecsLinuxTimeOffset(s *fastjson.Scanner, v *map[string]specs.LinuxTimeOffset) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := map[string]specs.LinuxTimeOffset{}
-	err := s.object(func(k string) error {
+	err := s.Object(func(k string) error {
 		var e specs.LinuxTimeOffset
 		if err := fjSpecsLinuxTimeOffset(s, &e); err != nil {
 			return err
@@ -1007,13 +1007,13 @@ func fjMapstringspecsLinuxTimeOffset(s *jscan, v *map[string]specs.LinuxTimeOffs
 	return err
 }
 
-func fjSlicespecsSolarisAnet(s *jscan, v *[]specs.SolarisAnet) error {
-	if s.null() {
+func fjSliceSpecsSolarisAnet(s *fastjson.Scanner, v *[]specs.SolarisAnet) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.SolarisAnet{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.SolarisAnet
 		if err := fjSpecsSolarisAnet(s, &e); err != nil {
 			return err
@@ -1025,8 +1025,8 @@ func fjSlicespecsSolarisAnet(s *jscan, v *[]specs.SolarisAnet) error {
 	return err
 }
 
-func fjPtrspecsSolarisCappedCPU(s *jscan, v **specs.SolarisCappedCPU) error {
-	if s.null() {
+func fjPtrSpecsSolarisCappedCPU(s *fastjson.Scanner, v **specs.SolarisCappedCPU) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -1036,8 +1036,8 @@ func fjPtrspecsSolarisCappedCPU(s *jscan, v **specs.SolarisCappedCPU) error {
 	return fjSpecsSolarisCappedCPU(s, *v)
 }
 
-func fjPtrspecsSolarisCappedMemory(s *jscan, v **specs.SolarisCappedMemory) error {
-	if s.null() {
+func fjPtrSpecsSolarisCappedMemory(s *fastjson.Scanner, v **specs.SolarisCappedMemory) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -1047,13 +1047,13 @@ func fjPtrspecsSolarisCappedMemory(s *jscan, v **specs.SolarisCappedMemory) erro
 	return fjSpecsSolarisCappedMemory(s, *v)
 }
 
-func fjSlicespecsWindowsDevice(s *jscan, v *[]specs.WindowsDevice) error {
-	if s.null() {
+func fjSliceSpecsWindowsDevice(s *fastjson.Scanner, v *[]specs.WindowsDevice) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.WindowsDevice{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.WindowsDevice
 		if err := fjSpecsWindowsDevice(s, &e); err != nil {
 			return err
@@ -1065,8 +1065,8 @@ func fjSlicespecsWindowsDevice(s *jscan, v *[]specs.WindowsDevice) error {
 	return err
 }
 
-func fjPtrspecsWindowsResources(s *jscan, v **specs.WindowsResources) error {
-	if s.null() {
+func fjPtrSpecsWindowsResources(s *fastjson.Scanner, v **specs.WindowsResources) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -1076,12 +1076,12 @@ func fjPtrspecsWindowsResources(s *jscan, v **specs.WindowsResources) error {
 	return fjSpecsWindowsResources(s, *v)
 }
 
-func fjAny(s *jscan, v *any) error {
-	return errSlow
+func fjAny(s *fastjson.Scanner, v *any) error {
+	return fastjson.ErrSlow
 }
 
-func fjPtrspecsWindowsHyperV(s *jscan, v **specs.WindowsHyperV) error {
-	if s.null() {
+func fjPtrSpecsWindowsHyperV(s *fastjson.Scanner, v **specs.WindowsHyperV) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -1091,8 +1091,8 @@ func fjPtrspecsWindowsHyperV(s *jscan, v **specs.WindowsHyperV) error {
 	return fjSpecsWindowsHyperV(s, *v)
 }
 
-func fjPtrspecsWindowsNetwork(s *jscan, v **specs.WindowsNetwork) error {
-	if s.null() {
+func fjPtrSpecsWindowsNetwork(s *fastjson.Scanner, v **specs.WindowsNetwork) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -1102,79 +1102,79 @@ func fjPtrspecsWindowsNetwork(s *jscan, v **specs.WindowsNetwork) error {
 	return fjSpecsWindowsNetwork(s, *v)
 }
 
-func fjSpecsVMHypervisor(s *jscan, v *specs.VMHypervisor) error {
-	if s.null() {
+func fjSpecsVMHypervisor(s *fastjson.Scanner, v *specs.VMHypervisor) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "path":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Path)
 		case "parameters":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Parameters)
+			return fjSliceString(s, &v.Parameters)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsVMKernel(s *jscan, v *specs.VMKernel) error {
-	if s.null() {
+func fjSpecsVMKernel(s *fastjson.Scanner, v *specs.VMKernel) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "path":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Path)
 		case "parameters":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Parameters)
+			return fjSliceString(s, &v.Parameters)
 		case "initrd":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
 			return fjString(s, &v.InitRD)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsVMImage(s *jscan, v *specs.VMImage) error {
-	if s.null() {
+func fjSpecsVMImage(s *fastjson.Scanner, v *specs.VMImage) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "path":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Path)
 		case "format":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjString(s, &v.Format)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjPtrspecsHWConfig(s *jscan, v **specs.HWConfig) error {
-	if s.null() {
+func fjPtrSpecsHWConfig(s *fastjson.Scanner, v **specs.HWConfig) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -1184,13 +1184,13 @@ func fjPtrspecsHWConfig(s *jscan, v **specs.HWConfig) error {
 	return fjSpecsHWConfig(s, *v)
 }
 
-func fjSlicespecsZOSNamespace(s *jscan, v *[]specs.ZOSNamespace) error {
-	if s.null() {
+func fjSliceSpecsZOSNamespace(s *fastjson.Scanner, v *[]specs.ZOSNamespace) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.ZOSNamespace{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.ZOSNamespace
 		if err := fjSpecsZOSNamespace(s, &e); err != nil {
 			return err
@@ -1202,13 +1202,13 @@ func fjSlicespecsZOSNamespace(s *jscan, v *[]specs.ZOSNamespace) error {
 	return err
 }
 
-func fjSlicespecsFreeBSDDevice(s *jscan, v *[]specs.FreeBSDDevice) error {
-	if s.null() {
+func fjSliceSpecsFreeBSDDevice(s *fastjson.Scanner, v *[]specs.FreeBSDDevice) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.FreeBSDDevice{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.FreeBSDDevice
 		if err := fjSpecsFreeBSDDevice(s, &e); err != nil {
 			return err
@@ -1220,8 +1220,8 @@ func fjSlicespecsFreeBSDDevice(s *jscan, v *[]specs.FreeBSDDevice) error {
 	return err
 }
 
-func fjPtrspecsFreeBSDJail(s *jscan, v **specs.FreeBSDJail) error {
-	if s.null() {
+func fjPtrSpecsFreeBSDJail(s *fastjson.Scanner, v **specs.FreeBSDJail) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -1231,39 +1231,39 @@ func fjPtrspecsFreeBSDJail(s *jscan, v **specs.FreeBSDJail) error {
 	return fjSpecsFreeBSDJail(s, *v)
 }
 
-func fjSpecsBox(s *jscan, v *specs.Box) error {
-	if s.null() {
+func fjSpecsBox(s *fastjson.Scanner, v *specs.Box) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "height":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjUint(s, &v.Height)
 		case "width":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjUint(s, &v.Width)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjUint32(s *jscan, v *uint32) error {
-	if s.null() {
+func fjUint32(s *fastjson.Scanner, v *uint32) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.uint(32)
+	x, err := s.Uint(32)
 	*v = uint32(x)
 	return err
 }
 
-func fjPtruint32(s *jscan, v **uint32) error {
-	if s.null() {
+func fjPtrUint32(s *fastjson.Scanner, v **uint32) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -1273,13 +1273,13 @@ func fjPtruint32(s *jscan, v **uint32) error {
 	return fjUint32(s, *v)
 }
 
-func fjSliceuint32(s *jscan, v *[]uint32) error {
-	if s.null() {
+func fjSliceUint32(s *fastjson.Scanner, v *[]uint32) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []uint32{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e uint32
 		if err := fjUint32(s, &e); err != nil {
 			return err
@@ -1291,927 +1291,927 @@ func fjSliceuint32(s *jscan, v *[]uint32) error {
 	return err
 }
 
-func fjSpecsLinuxCapabilities(s *jscan, v *specs.LinuxCapabilities) error {
-	if s.null() {
+func fjSpecsLinuxCapabilities(s *fastjson.Scanner, v *specs.LinuxCapabilities) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "bounding":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Bounding)
+			return fjSliceString(s, &v.Bounding)
 		case "effective":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Effective)
+			return fjSliceString(s, &v.Effective)
 		case "inheritable":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Inheritable)
+			return fjSliceString(s, &v.Inheritable)
 		case "permitted":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Permitted)
+			return fjSliceString(s, &v.Permitted)
 		case "ambient":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Ambient)
+			return fjSliceString(s, &v.Ambient)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsPOSIXRlimit(s *jscan, v *specs.POSIXRlimit) error {
-	if s.null() {
+func fjSpecsPOSIXRlimit(s *fastjson.Scanner, v *specs.POSIXRlimit) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "type":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Type)
 		case "hard":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjUint64(s, &v.Hard)
 		case "soft":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
 			return fjUint64(s, &v.Soft)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjInt(s *jscan, v *int) error {
-	if s.null() {
+func fjInt(s *fastjson.Scanner, v *int) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.int(64)
+	x, err := s.Int(64)
 	*v = int(x)
 	return err
 }
 
-func fjSpecsScheduler(s *jscan, v *specs.Scheduler) error {
-	if s.null() {
+func fjSpecsScheduler(s *fastjson.Scanner, v *specs.Scheduler) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "policy":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjSpecsLinuxSchedulerPolicy(s, &v.Policy)
 		case "nice":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjInt32(s, &v.Nice)
 		case "priority":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
 			return fjInt32(s, &v.Priority)
 		case "flags":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxSchedulerFlag(s, &v.Flags)
+			return fjSliceSpecsLinuxSchedulerFlag(s, &v.Flags)
 		case "runtime":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
 			return fjUint64(s, &v.Runtime)
 		case "deadline":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
 			return fjUint64(s, &v.Deadline)
 		case "period":
-			if err := seen(&mask, 6); err != nil {
+			if err := fastjson.Seen(&mask, 6); err != nil {
 				return err
 			}
 			return fjUint64(s, &v.Period)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxIOPriority(s *jscan, v *specs.LinuxIOPriority) error {
-	if s.null() {
+func fjSpecsLinuxIOPriority(s *fastjson.Scanner, v *specs.LinuxIOPriority) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "class":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjSpecsIOPriorityClass(s, &v.Class)
 		case "priority":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjInt(s, &v.Priority)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsCPUAffinity(s *jscan, v *specs.CPUAffinity) error {
-	if s.null() {
+func fjSpecsCPUAffinity(s *fastjson.Scanner, v *specs.CPUAffinity) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "initial":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Initial)
 		case "final":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjString(s, &v.Final)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxIDMapping(s *jscan, v *specs.LinuxIDMapping) error {
-	if s.null() {
+func fjSpecsLinuxIDMapping(s *fastjson.Scanner, v *specs.LinuxIDMapping) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "containerID":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjUint32(s, &v.ContainerID)
 		case "hostID":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjUint32(s, &v.HostID)
 		case "size":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
 			return fjUint32(s, &v.Size)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsHook(s *jscan, v *specs.Hook) error {
-	if s.null() {
+func fjSpecsHook(s *fastjson.Scanner, v *specs.Hook) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "path":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Path)
 		case "args":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Args)
+			return fjSliceString(s, &v.Args)
 		case "env":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Env)
+			return fjSliceString(s, &v.Env)
 		case "timeout":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjPtrint(s, &v.Timeout)
+			return fjPtrInt(s, &v.Timeout)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxResources(s *jscan, v *specs.LinuxResources) error {
-	if s.null() {
+func fjSpecsLinuxResources(s *fastjson.Scanner, v *specs.LinuxResources) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "devices":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxDeviceCgroup(s, &v.Devices)
+			return fjSliceSpecsLinuxDeviceCgroup(s, &v.Devices)
 		case "memory":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjPtrspecsLinuxMemory(s, &v.Memory)
+			return fjPtrSpecsLinuxMemory(s, &v.Memory)
 		case "cpu":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjPtrspecsLinuxCPU(s, &v.CPU)
+			return fjPtrSpecsLinuxCPU(s, &v.CPU)
 		case "pids":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjPtrspecsLinuxPids(s, &v.Pids)
+			return fjPtrSpecsLinuxPids(s, &v.Pids)
 		case "blockIO":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
-			return fjPtrspecsLinuxBlockIO(s, &v.BlockIO)
+			return fjPtrSpecsLinuxBlockIO(s, &v.BlockIO)
 		case "hugepageLimits":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxHugepageLimit(s, &v.HugepageLimits)
+			return fjSliceSpecsLinuxHugepageLimit(s, &v.HugepageLimits)
 		case "network":
-			if err := seen(&mask, 6); err != nil {
+			if err := fastjson.Seen(&mask, 6); err != nil {
 				return err
 			}
-			return fjPtrspecsLinuxNetwork(s, &v.Network)
+			return fjPtrSpecsLinuxNetwork(s, &v.Network)
 		case "rdma":
-			if err := seen(&mask, 7); err != nil {
+			if err := fastjson.Seen(&mask, 7); err != nil {
 				return err
 			}
-			return fjMapstringspecsLinuxRdma(s, &v.Rdma)
+			return fjMapStringSpecsLinuxRdma(s, &v.Rdma)
 		case "unified":
-			if err := seen(&mask, 8); err != nil {
+			if err := fastjson.Seen(&mask, 8); err != nil {
 				return err
 			}
-			return fjMapstringstring(s, &v.Unified)
+			return fjMapStringString(s, &v.Unified)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxNamespace(s *jscan, v *specs.LinuxNamespace) error {
-	if s.null() {
+func fjSpecsLinuxNamespace(s *fastjson.Scanner, v *specs.LinuxNamespace) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "type":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjSpecsLinuxNamespaceType(s, &v.Type)
 		case "path":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjString(s, &v.Path)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxDevice(s *jscan, v *specs.LinuxDevice) error {
-	if s.null() {
+func fjSpecsLinuxDevice(s *fastjson.Scanner, v *specs.LinuxDevice) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "path":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Path)
 		case "type":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjString(s, &v.Type)
 		case "major":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
 			return fjInt64(s, &v.Major)
 		case "minor":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
 			return fjInt64(s, &v.Minor)
 		case "fileMode":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
-			return fjPtrfsFileMode(s, &v.FileMode)
+			return fjPtrFsFileMode(s, &v.FileMode)
 		case "uid":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
-			return fjPtruint32(s, &v.UID)
+			return fjPtrUint32(s, &v.UID)
 		case "gid":
-			if err := seen(&mask, 6); err != nil {
+			if err := fastjson.Seen(&mask, 6); err != nil {
 				return err
 			}
-			return fjPtruint32(s, &v.GID)
+			return fjPtrUint32(s, &v.GID)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxNetDevice(s *jscan, v *specs.LinuxNetDevice) error {
-	if s.null() {
+func fjSpecsLinuxNetDevice(s *fastjson.Scanner, v *specs.LinuxNetDevice) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "name":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Name)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxSeccomp(s *jscan, v *specs.LinuxSeccomp) error {
-	if s.null() {
+func fjSpecsLinuxSeccomp(s *fastjson.Scanner, v *specs.LinuxSeccomp) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "defaultAction":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjSpecsLinuxSeccompAction(s, &v.DefaultAction)
 		case "defaultErrnoRet":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjPtruint(s, &v.DefaultErrnoRet)
+			return fjPtrUint(s, &v.DefaultErrnoRet)
 		case "architectures":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjSlicespecsArch(s, &v.Architectures)
+			return fjSliceSpecsArch(s, &v.Architectures)
 		case "flags":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxSeccompFlag(s, &v.Flags)
+			return fjSliceSpecsLinuxSeccompFlag(s, &v.Flags)
 		case "listenerPath":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
 			return fjString(s, &v.ListenerPath)
 		case "listenerMetadata":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
 			return fjString(s, &v.ListenerMetadata)
 		case "syscalls":
-			if err := seen(&mask, 6); err != nil {
+			if err := fastjson.Seen(&mask, 6); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxSyscall(s, &v.Syscalls)
+			return fjSliceSpecsLinuxSyscall(s, &v.Syscalls)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxIntelRdt(s *jscan, v *specs.LinuxIntelRdt) error {
-	if s.null() {
+func fjSpecsLinuxIntelRdt(s *fastjson.Scanner, v *specs.LinuxIntelRdt) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "closID":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.ClosID)
 		case "schemata":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Schemata)
+			return fjSliceString(s, &v.Schemata)
 		case "l3CacheSchema":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
 			return fjString(s, &v.L3CacheSchema)
 		case "memBwSchema":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
 			return fjString(s, &v.MemBwSchema)
 		case "enableMonitoring":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
 			return fjBool(s, &v.EnableMonitoring)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxMemoryPolicy(s *jscan, v *specs.LinuxMemoryPolicy) error {
-	if s.null() {
+func fjSpecsLinuxMemoryPolicy(s *fastjson.Scanner, v *specs.LinuxMemoryPolicy) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "mode":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjSpecsMemoryPolicyModeType(s, &v.Mode)
 		case "nodes":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjString(s, &v.Nodes)
 		case "flags":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjSlicespecsMemoryPolicyFlagType(s, &v.Flags)
+			return fjSliceSpecsMemoryPolicyFlagType(s, &v.Flags)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxPersonality(s *jscan, v *specs.LinuxPersonality) error {
-	if s.null() {
+func fjSpecsLinuxPersonality(s *fastjson.Scanner, v *specs.LinuxPersonality) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "domain":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjSpecsLinuxPersonalityDomain(s, &v.Domain)
 		case "flags":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxPersonalityFlag(s, &v.Flags)
+			return fjSliceSpecsLinuxPersonalityFlag(s, &v.Flags)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxTimeOffset(s *jscan, v *specs.LinuxTimeOffset) error {
-	if s.null() {
+func fjSpecsLinuxTimeOffset(s *fastjson.Scanner, v *specs.LinuxTimeOffset) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "secs":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjInt64(s, &v.Secs)
 		case "nanosecs":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjUint32(s, &v.Nanosecs)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsSolarisAnet(s *jscan, v *specs.SolarisAnet) error {
-	if s.null() {
+func fjSpecsSolarisAnet(s *fastjson.Scanner, v *specs.SolarisAnet) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "linkname":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Linkname)
 		case "lowerLink":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjString(s, &v.Lowerlink)
 		case "allowedAddress":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
 			return fjString(s, &v.Allowedaddr)
 		case "configureAllowedAddress":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
 			return fjString(s, &v.Configallowedaddr)
 		case "defrouter":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
 			return fjString(s, &v.Defrouter)
 		case "linkProtection":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
 			return fjString(s, &v.Linkprotection)
 		case "macAddress":
-			if err := seen(&mask, 6); err != nil {
+			if err := fastjson.Seen(&mask, 6); err != nil {
 				return err
 			}
 			return fjString(s, &v.Macaddress)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsSolarisCappedCPU(s *jscan, v *specs.SolarisCappedCPU) error {
-	if s.null() {
+func fjSpecsSolarisCappedCPU(s *fastjson.Scanner, v *specs.SolarisCappedCPU) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "ncpus":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Ncpus)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsSolarisCappedMemory(s *jscan, v *specs.SolarisCappedMemory) error {
-	if s.null() {
+func fjSpecsSolarisCappedMemory(s *fastjson.Scanner, v *specs.SolarisCappedMemory) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "physical":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Physical)
 		case "swap":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjString(s, &v.Swap)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsWindowsDevice(s *jscan, v *specs.WindowsDevice) error {
-	if s.null() {
+func fjSpecsWindowsDevice(s *fastjson.Scanner, v *specs.WindowsDevice) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "id":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.ID)
 		case "idType":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjString(s, &v.IDType)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsWindowsResources(s *jscan, v *specs.WindowsResources) error {
-	if s.null() {
+func fjSpecsWindowsResources(s *fastjson.Scanner, v *specs.WindowsResources) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "memory":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjPtrspecsWindowsMemoryResources(s, &v.Memory)
+			return fjPtrSpecsWindowsMemoryResources(s, &v.Memory)
 		case "cpu":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjPtrspecsWindowsCPUResources(s, &v.CPU)
+			return fjPtrSpecsWindowsCPUResources(s, &v.CPU)
 		case "storage":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjPtrspecsWindowsStorageResources(s, &v.Storage)
+			return fjPtrSpecsWindowsStorageResources(s, &v.Storage)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsWindowsHyperV(s *jscan, v *specs.WindowsHyperV) error {
-	if s.null() {
+func fjSpecsWindowsHyperV(s *fastjson.Scanner, v *specs.WindowsHyperV) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "utilityVMPath":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.UtilityVMPath)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsWindowsNetwork(s *jscan, v *specs.WindowsNetwork) error {
-	if s.null() {
+func fjSpecsWindowsNetwork(s *fastjson.Scanner, v *specs.WindowsNetwork) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "endpointList":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.EndpointList)
+			return fjSliceString(s, &v.EndpointList)
 		case "allowUnqualifiedDNSQuery":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjBool(s, &v.AllowUnqualifiedDNSQuery)
 		case "DNSSearchList":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.DNSSearchList)
+			return fjSliceString(s, &v.DNSSearchList)
 		case "networkSharedContainerName":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
 			return fjString(s, &v.NetworkSharedContainerName)
 		case "networkNamespace":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
 			return fjString(s, &v.NetworkNamespace)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsHWConfig(s *jscan, v *specs.HWConfig) error {
-	if s.null() {
+func fjSpecsHWConfig(s *fastjson.Scanner, v *specs.HWConfig) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "deviceTree":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.DeviceTree)
 		case "vcpus":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjPtruint32(s, &v.VCPUs)
+			return fjPtrUint32(s, &v.VCPUs)
 		case "memory":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjPtruint64(s, &v.Memory)
+			return fjPtrUint64(s, &v.Memory)
 		case "dtdevs":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.DtDevs)
+			return fjSliceString(s, &v.DtDevs)
 		case "iomems":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
-			return fjSlicespecsIOMems(s, &v.IOMems)
+			return fjSliceSpecsIOMems(s, &v.IOMems)
 		case "irqs":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
-			return fjSliceuint32(s, &v.Irqs)
+			return fjSliceUint32(s, &v.Irqs)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsZOSNamespace(s *jscan, v *specs.ZOSNamespace) error {
-	if s.null() {
+func fjSpecsZOSNamespace(s *fastjson.Scanner, v *specs.ZOSNamespace) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "type":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjSpecsZOSNamespaceType(s, &v.Type)
 		case "path":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjString(s, &v.Path)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsFreeBSDDevice(s *jscan, v *specs.FreeBSDDevice) error {
-	if s.null() {
+func fjSpecsFreeBSDDevice(s *fastjson.Scanner, v *specs.FreeBSDDevice) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "path":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Path)
 		case "mode":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjPtrfsFileMode(s, &v.Mode)
+			return fjPtrFsFileMode(s, &v.Mode)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsFreeBSDJail(s *jscan, v *specs.FreeBSDJail) error {
-	if s.null() {
+func fjSpecsFreeBSDJail(s *fastjson.Scanner, v *specs.FreeBSDJail) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "parent":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Parent)
 		case "host":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjSpecsFreeBSDSharing(s, &v.Host)
 		case "ip4":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
 			return fjSpecsFreeBSDSharing(s, &v.Ip4)
 		case "ip4Addr":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Ip4Addr)
+			return fjSliceString(s, &v.Ip4Addr)
 		case "ip6":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
 			return fjSpecsFreeBSDSharing(s, &v.Ip6)
 		case "ip6Addr":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Ip6Addr)
+			return fjSliceString(s, &v.Ip6Addr)
 		case "vnet":
-			if err := seen(&mask, 6); err != nil {
+			if err := fastjson.Seen(&mask, 6); err != nil {
 				return err
 			}
 			return fjSpecsFreeBSDSharing(s, &v.Vnet)
 		case "interface":
-			if err := seen(&mask, 7); err != nil {
+			if err := fastjson.Seen(&mask, 7); err != nil {
 				return err
 			}
 			return fjString(s, &v.Interface)
 		case "vnetInterfaces":
-			if err := seen(&mask, 8); err != nil {
+			if err := fastjson.Seen(&mask, 8); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.VnetInterfaces)
+			return fjSliceString(s, &v.VnetInterfaces)
 		case "sysvmsg":
-			if err := seen(&mask, 9); err != nil {
+			if err := fastjson.Seen(&mask, 9); err != nil {
 				return err
 			}
 			return fjSpecsFreeBSDSharing(s, &v.SysVMsg)
 		case "sysvsem":
-			if err := seen(&mask, 10); err != nil {
+			if err := fastjson.Seen(&mask, 10); err != nil {
 				return err
 			}
 			return fjSpecsFreeBSDSharing(s, &v.SysVSem)
 		case "sysvshm":
-			if err := seen(&mask, 11); err != nil {
+			if err := fastjson.Seen(&mask, 11); err != nil {
 				return err
 			}
 			return fjSpecsFreeBSDSharing(s, &v.SysVShm)
 		case "enforceStatfs":
-			if err := seen(&mask, 12); err != nil {
+			if err := fastjson.Seen(&mask, 12); err != nil {
 				return err
 			}
-			return fjPtrint(s, &v.EnforceStatfs)
+			return fjPtrInt(s, &v.EnforceStatfs)
 		case "allow":
-			if err := seen(&mask, 13); err != nil {
+			if err := fastjson.Seen(&mask, 13); err != nil {
 				return err
 			}
-			return fjPtrspecsFreeBSDJailAllow(s, &v.Allow)
+			return fjPtrSpecsFreeBSDJailAllow(s, &v.Allow)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjUint(s *jscan, v *uint) error {
-	if s.null() {
+func fjUint(s *fastjson.Scanner, v *uint) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.uint(64)
+	x, err := s.Uint(64)
 	*v = uint(x)
 	return err
 }
 
-func fjUint64(s *jscan, v *uint64) error {
-	if s.null() {
+func fjUint64(s *fastjson.Scanner, v *uint64) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.uint(64)
+	x, err := s.Uint(64)
 	*v = uint64(x)
 	return err
 }
 
-func fjSpecsLinuxSchedulerPolicy(s *jscan, v *specs.LinuxSchedulerPolicy) error {
-	if s.null() {
+func fjSpecsLinuxSchedulerPolicy(s *fastjson.Scanner, v *specs.LinuxSchedulerPolicy) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.str()
+	x, err := s.Str()
 	*v = specs.LinuxSchedulerPolicy(x)
 	return err
 }
 
-func fjInt32(s *jscan, v *int32) error {
-	if s.null() {
+func fjInt32(s *fastjson.Scanner, v *int32) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.int(32)
+	x, err := s.Int(32)
 	*v = int32(x)
 	return err
 }
 
-func fjSlicespecsLinuxSchedulerFlag(s *jscan, v *[]specs.LinuxSchedulerFlag) error {
-	if s.null() {
+func fjSliceSpecsLinuxSchedulerFlag(s *fastjson.Scanner, v *[]specs.LinuxSchedulerFlag) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.LinuxSchedulerFlag{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.LinuxSchedulerFlag
 		if err := fjSpecsLinuxSchedulerFlag(s, &e); err != nil {
 			return err
@@ -2223,22 +2223,22 @@ func fjSlicespecsLinuxSchedulerFlag(s *jscan, v *[]specs.LinuxSchedulerFlag) err
 	return err
 }
 
-func fjSpecsIOPriorityClass(s *jscan, v *specs.IOPriorityClass) error {
-	if s.null() {
+func fjSpecsIOPriorityClass(s *fastjson.Scanner, v *specs.IOPriorityClass) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.str()
+	x, err := s.Str()
 	*v = specs.IOPriorityClass(x)
 	return err
 }
 
-func fjSlicespecsLinuxDeviceCgroup(s *jscan, v *[]specs.LinuxDeviceCgroup) error {
-	if s.null() {
+func fjSliceSpecsLinuxDeviceCgroup(s *fastjson.Scanner, v *[]specs.LinuxDeviceCgroup) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.LinuxDeviceCgroup{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.LinuxDeviceCgroup
 		if err := fjSpecsLinuxDeviceCgroup(s, &e); err != nil {
 			return err
@@ -2250,8 +2250,8 @@ func fjSlicespecsLinuxDeviceCgroup(s *jscan, v *[]specs.LinuxDeviceCgroup) error
 	return err
 }
 
-func fjPtrspecsLinuxMemory(s *jscan, v **specs.LinuxMemory) error {
-	if s.null() {
+func fjPtrSpecsLinuxMemory(s *fastjson.Scanner, v **specs.LinuxMemory) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -2261,8 +2261,8 @@ func fjPtrspecsLinuxMemory(s *jscan, v **specs.LinuxMemory) error {
 	return fjSpecsLinuxMemory(s, *v)
 }
 
-func fjPtrspecsLinuxCPU(s *jscan, v **specs.LinuxCPU) error {
-	if s.null() {
+func fjPtrSpecsLinuxCPU(s *fastjson.Scanner, v **specs.LinuxCPU) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -2272,8 +2272,8 @@ func fjPtrspecsLinuxCPU(s *jscan, v **specs.LinuxCPU) error {
 	return fjSpecsLinuxCPU(s, *v)
 }
 
-func fjPtrspecsLinuxPids(s *jscan, v **specs.LinuxPids) error {
-	if s.null() {
+func fjPtrSpecsLinuxPids(s *fastjson.Scanner, v **specs.LinuxPids) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -2283,8 +2283,8 @@ func fjPtrspecsLinuxPids(s *jscan, v **specs.LinuxPids) error {
 	return fjSpecsLinuxPids(s, *v)
 }
 
-func fjPtrspecsLinuxBlockIO(s *jscan, v **specs.LinuxBlockIO) error {
-	if s.null() {
+func fjPtrSpecsLinuxBlockIO(s *fastjson.Scanner, v **specs.LinuxBlockIO) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -2294,13 +2294,13 @@ func fjPtrspecsLinuxBlockIO(s *jscan, v **specs.LinuxBlockIO) error {
 	return fjSpecsLinuxBlockIO(s, *v)
 }
 
-func fjSlicespecsLinuxHugepageLimit(s *jscan, v *[]specs.LinuxHugepageLimit) error {
-	if s.null() {
+func fjSliceSpecsLinuxHugepageLimit(s *fastjson.Scanner, v *[]specs.LinuxHugepageLimit) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.LinuxHugepageLimit{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.LinuxHugepageLimit
 		if err := fjSpecsLinuxHugepageLimit(s, &e); err != nil {
 			return err
@@ -2312,8 +2312,8 @@ func fjSlicespecsLinuxHugepageLimit(s *jscan, v *[]specs.LinuxHugepageLimit) err
 	return err
 }
 
-func fjPtrspecsLinuxNetwork(s *jscan, v **specs.LinuxNetwork) error {
-	if s.null() {
+func fjPtrSpecsLinuxNetwork(s *fastjson.Scanner, v **specs.LinuxNetwork) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -2323,13 +2323,13 @@ func fjPtrspecsLinuxNetwork(s *jscan, v **specs.LinuxNetwork) error {
 	return fjSpecsLinuxNetwork(s, *v)
 }
 
-func fjMapstringspecsLinuxRdma(s *jscan, v *map[string]specs.LinuxRdma) error {
-	if s.null() {
+func fjMapStringSpecsLinuxRdma(s *fastjson.Scanner, v *map[string]specs.LinuxRdma) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := map[string]specs.LinuxRdma{}
-	err := s.object(func(k string) error {
+	err := s.Object(func(k string) error {
 		var e specs.LinuxRdma
 		if err := fjSpecsLinuxRdma(s, &e); err != nil {
 			return err
@@ -2341,26 +2341,26 @@ func fjMapstringspecsLinuxRdma(s *jscan, v *map[string]specs.LinuxRdma) error {
 	return err
 }
 
-func fjSpecsLinuxNamespaceType(s *jscan, v *specs.LinuxNamespaceType) error {
-	if s.null() {
+func fjSpecsLinuxNamespaceType(s *fastjson.Scanner, v *specs.LinuxNamespaceType) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.str()
+	x, err := s.Str()
 	*v = specs.LinuxNamespaceType(x)
 	return err
 }
 
-func fjInt64(s *jscan, v *int64) error {
-	if s.null() {
+func fjInt64(s *fastjson.Scanner, v *int64) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.int(64)
+	x, err := s.Int(64)
 	*v = int64(x)
 	return err
 }
 
-func fjPtrfsFileMode(s *jscan, v **fs.FileMode) error {
-	if s.null() {
+func fjPtrFsFileMode(s *fastjson.Scanner, v **fs.FileMode) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -2370,17 +2370,17 @@ func fjPtrfsFileMode(s *jscan, v **fs.FileMode) error {
 	return fjFsFileMode(s, *v)
 }
 
-func fjSpecsLinuxSeccompAction(s *jscan, v *specs.LinuxSeccompAction) error {
-	if s.null() {
+func fjSpecsLinuxSeccompAction(s *fastjson.Scanner, v *specs.LinuxSeccompAction) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.str()
+	x, err := s.Str()
 	*v = specs.LinuxSeccompAction(x)
 	return err
 }
 
-func fjPtruint(s *jscan, v **uint) error {
-	if s.null() {
+func fjPtrUint(s *fastjson.Scanner, v **uint) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -2390,13 +2390,13 @@ func fjPtruint(s *jscan, v **uint) error {
 	return fjUint(s, *v)
 }
 
-func fjSlicespecsArch(s *jscan, v *[]specs.Arch) error {
-	if s.null() {
+func fjSliceSpecsArch(s *fastjson.Scanner, v *[]specs.Arch) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.Arch{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.Arch
 		if err := fjSpecsArch(s, &e); err != nil {
 			return err
@@ -2408,13 +2408,13 @@ func fjSlicespecsArch(s *jscan, v *[]specs.Arch) error {
 	return err
 }
 
-func fjSlicespecsLinuxSeccompFlag(s *jscan, v *[]specs.LinuxSeccompFlag) error {
-	if s.null() {
+func fjSliceSpecsLinuxSeccompFlag(s *fastjson.Scanner, v *[]specs.LinuxSeccompFlag) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.LinuxSeccompFlag{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.LinuxSeccompFlag
 		if err := fjSpecsLinuxSeccompFlag(s, &e); err != nil {
 			return err
@@ -2426,13 +2426,13 @@ func fjSlicespecsLinuxSeccompFlag(s *jscan, v *[]specs.LinuxSeccompFlag) error {
 	return err
 }
 
-func fjSlicespecsLinuxSyscall(s *jscan, v *[]specs.LinuxSyscall) error {
-	if s.null() {
+func fjSliceSpecsLinuxSyscall(s *fastjson.Scanner, v *[]specs.LinuxSyscall) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.LinuxSyscall{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.LinuxSyscall
 		if err := fjSpecsLinuxSyscall(s, &e); err != nil {
 			return err
@@ -2444,22 +2444,22 @@ func fjSlicespecsLinuxSyscall(s *jscan, v *[]specs.LinuxSyscall) error {
 	return err
 }
 
-func fjSpecsMemoryPolicyModeType(s *jscan, v *specs.MemoryPolicyModeType) error {
-	if s.null() {
+func fjSpecsMemoryPolicyModeType(s *fastjson.Scanner, v *specs.MemoryPolicyModeType) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.str()
+	x, err := s.Str()
 	*v = specs.MemoryPolicyModeType(x)
 	return err
 }
 
-func fjSlicespecsMemoryPolicyFlagType(s *jscan, v *[]specs.MemoryPolicyFlagType) error {
-	if s.null() {
+func fjSliceSpecsMemoryPolicyFlagType(s *fastjson.Scanner, v *[]specs.MemoryPolicyFlagType) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.MemoryPolicyFlagType{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.MemoryPolicyFlagType
 		if err := fjSpecsMemoryPolicyFlagType(s, &e); err != nil {
 			return err
@@ -2471,22 +2471,22 @@ func fjSlicespecsMemoryPolicyFlagType(s *jscan, v *[]specs.MemoryPolicyFlagType)
 	return err
 }
 
-func fjSpecsLinuxPersonalityDomain(s *jscan, v *specs.LinuxPersonalityDomain) error {
-	if s.null() {
+func fjSpecsLinuxPersonalityDomain(s *fastjson.Scanner, v *specs.LinuxPersonalityDomain) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.str()
+	x, err := s.Str()
 	*v = specs.LinuxPersonalityDomain(x)
 	return err
 }
 
-func fjSlicespecsLinuxPersonalityFlag(s *jscan, v *[]specs.LinuxPersonalityFlag) error {
-	if s.null() {
+func fjSliceSpecsLinuxPersonalityFlag(s *fastjson.Scanner, v *[]specs.LinuxPersonalityFlag) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.LinuxPersonalityFlag{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.LinuxPersonalityFlag
 		if err := fjSpecsLinuxPersonalityFlag(s, &e); err != nil {
 			return err
@@ -2498,8 +2498,8 @@ func fjSlicespecsLinuxPersonalityFlag(s *jscan, v *[]specs.LinuxPersonalityFlag)
 	return err
 }
 
-func fjPtrspecsWindowsMemoryResources(s *jscan, v **specs.WindowsMemoryResources) error {
-	if s.null() {
+func fjPtrSpecsWindowsMemoryResources(s *fastjson.Scanner, v **specs.WindowsMemoryResources) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -2509,8 +2509,8 @@ func fjPtrspecsWindowsMemoryResources(s *jscan, v **specs.WindowsMemoryResources
 	return fjSpecsWindowsMemoryResources(s, *v)
 }
 
-func fjPtrspecsWindowsCPUResources(s *jscan, v **specs.WindowsCPUResources) error {
-	if s.null() {
+func fjPtrSpecsWindowsCPUResources(s *fastjson.Scanner, v **specs.WindowsCPUResources) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -2520,8 +2520,8 @@ func fjPtrspecsWindowsCPUResources(s *jscan, v **specs.WindowsCPUResources) erro
 	return fjSpecsWindowsCPUResources(s, *v)
 }
 
-func fjPtrspecsWindowsStorageResources(s *jscan, v **specs.WindowsStorageResources) error {
-	if s.null() {
+func fjPtrSpecsWindowsStorageResources(s *fastjson.Scanner, v **specs.WindowsStorageResources) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -2531,8 +2531,8 @@ func fjPtrspecsWindowsStorageResources(s *jscan, v **specs.WindowsStorageResourc
 	return fjSpecsWindowsStorageResources(s, *v)
 }
 
-func fjPtruint64(s *jscan, v **uint64) error {
-	if s.null() {
+func fjPtrUint64(s *fastjson.Scanner, v **uint64) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -2542,13 +2542,13 @@ func fjPtruint64(s *jscan, v **uint64) error {
 	return fjUint64(s, *v)
 }
 
-func fjSlicespecsIOMems(s *jscan, v *[]specs.IOMems) error {
-	if s.null() {
+func fjSliceSpecsIOMems(s *fastjson.Scanner, v *[]specs.IOMems) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.IOMems{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.IOMems
 		if err := fjSpecsIOMems(s, &e); err != nil {
 			return err
@@ -2560,26 +2560,26 @@ func fjSlicespecsIOMems(s *jscan, v *[]specs.IOMems) error {
 	return err
 }
 
-func fjSpecsZOSNamespaceType(s *jscan, v *specs.ZOSNamespaceType) error {
-	if s.null() {
+func fjSpecsZOSNamespaceType(s *fastjson.Scanner, v *specs.ZOSNamespaceType) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.str()
+	x, err := s.Str()
 	*v = specs.ZOSNamespaceType(x)
 	return err
 }
 
-func fjSpecsFreeBSDSharing(s *jscan, v *specs.FreeBSDSharing) error {
-	if s.null() {
+func fjSpecsFreeBSDSharing(s *fastjson.Scanner, v *specs.FreeBSDSharing) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.str()
+	x, err := s.Str()
 	*v = specs.FreeBSDSharing(x)
 	return err
 }
 
-func fjPtrspecsFreeBSDJailAllow(s *jscan, v **specs.FreeBSDJailAllow) error {
-	if s.null() {
+func fjPtrSpecsFreeBSDJailAllow(s *fastjson.Scanner, v **specs.FreeBSDJailAllow) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -2589,535 +2589,535 @@ func fjPtrspecsFreeBSDJailAllow(s *jscan, v **specs.FreeBSDJailAllow) error {
 	return fjSpecsFreeBSDJailAllow(s, *v)
 }
 
-func fjSpecsLinuxSchedulerFlag(s *jscan, v *specs.LinuxSchedulerFlag) error {
-	if s.null() {
+func fjSpecsLinuxSchedulerFlag(s *fastjson.Scanner, v *specs.LinuxSchedulerFlag) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.str()
+	x, err := s.Str()
 	*v = specs.LinuxSchedulerFlag(x)
 	return err
 }
 
-func fjSpecsLinuxDeviceCgroup(s *jscan, v *specs.LinuxDeviceCgroup) error {
-	if s.null() {
+func fjSpecsLinuxDeviceCgroup(s *fastjson.Scanner, v *specs.LinuxDeviceCgroup) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "allow":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjBool(s, &v.Allow)
 		case "type":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjString(s, &v.Type)
 		case "major":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjPtrint64(s, &v.Major)
+			return fjPtrInt64(s, &v.Major)
 		case "minor":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjPtrint64(s, &v.Minor)
+			return fjPtrInt64(s, &v.Minor)
 		case "access":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
 			return fjString(s, &v.Access)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxMemory(s *jscan, v *specs.LinuxMemory) error {
-	if s.null() {
+func fjSpecsLinuxMemory(s *fastjson.Scanner, v *specs.LinuxMemory) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "limit":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjPtrint64(s, &v.Limit)
+			return fjPtrInt64(s, &v.Limit)
 		case "reservation":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjPtrint64(s, &v.Reservation)
+			return fjPtrInt64(s, &v.Reservation)
 		case "swap":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjPtrint64(s, &v.Swap)
+			return fjPtrInt64(s, &v.Swap)
 		case "kernel":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjPtrint64(s, &v.Kernel)
+			return fjPtrInt64(s, &v.Kernel)
 		case "kernelTCP":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
-			return fjPtrint64(s, &v.KernelTCP)
+			return fjPtrInt64(s, &v.KernelTCP)
 		case "swappiness":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
-			return fjPtruint64(s, &v.Swappiness)
+			return fjPtrUint64(s, &v.Swappiness)
 		case "disableOOMKiller":
-			if err := seen(&mask, 6); err != nil {
+			if err := fastjson.Seen(&mask, 6); err != nil {
 				return err
 			}
-			return fjPtrbool(s, &v.DisableOOMKiller)
+			return fjPtrBool(s, &v.DisableOOMKiller)
 		case "useHierarchy":
-			if err := seen(&mask, 7); err != nil {
+			if err := fastjson.Seen(&mask, 7); err != nil {
 				return err
 			}
-			return fjPtrbool(s, &v.UseHierarchy)
+			return fjPtrBool(s, &v.UseHierarchy)
 		case "checkBeforeUpdate":
-			if err := seen(&mask, 8); err != nil {
+			if err := fastjson.Seen(&mask, 8); err != nil {
 				return err
 			}
-			return fjPtrbool(s, &v.CheckBeforeUpdate)
+			return fjPtrBool(s, &v.CheckBeforeUpdate)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxCPU(s *jscan, v *specs.LinuxCPU) error {
-	if s.null() {
+func fjSpecsLinuxCPU(s *fastjson.Scanner, v *specs.LinuxCPU) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "shares":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjPtruint64(s, &v.Shares)
+			return fjPtrUint64(s, &v.Shares)
 		case "quota":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjPtrint64(s, &v.Quota)
+			return fjPtrInt64(s, &v.Quota)
 		case "burst":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjPtruint64(s, &v.Burst)
+			return fjPtrUint64(s, &v.Burst)
 		case "period":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjPtruint64(s, &v.Period)
+			return fjPtrUint64(s, &v.Period)
 		case "realtimeRuntime":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
-			return fjPtrint64(s, &v.RealtimeRuntime)
+			return fjPtrInt64(s, &v.RealtimeRuntime)
 		case "realtimePeriod":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
-			return fjPtruint64(s, &v.RealtimePeriod)
+			return fjPtrUint64(s, &v.RealtimePeriod)
 		case "cpus":
-			if err := seen(&mask, 6); err != nil {
+			if err := fastjson.Seen(&mask, 6); err != nil {
 				return err
 			}
 			return fjString(s, &v.Cpus)
 		case "mems":
-			if err := seen(&mask, 7); err != nil {
+			if err := fastjson.Seen(&mask, 7); err != nil {
 				return err
 			}
 			return fjString(s, &v.Mems)
 		case "idle":
-			if err := seen(&mask, 8); err != nil {
+			if err := fastjson.Seen(&mask, 8); err != nil {
 				return err
 			}
-			return fjPtrint64(s, &v.Idle)
+			return fjPtrInt64(s, &v.Idle)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxPids(s *jscan, v *specs.LinuxPids) error {
-	if s.null() {
+func fjSpecsLinuxPids(s *fastjson.Scanner, v *specs.LinuxPids) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "limit":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjPtrint64(s, &v.Limit)
+			return fjPtrInt64(s, &v.Limit)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxBlockIO(s *jscan, v *specs.LinuxBlockIO) error {
-	if s.null() {
+func fjSpecsLinuxBlockIO(s *fastjson.Scanner, v *specs.LinuxBlockIO) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "weight":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjPtruint16(s, &v.Weight)
+			return fjPtrUint16(s, &v.Weight)
 		case "leafWeight":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjPtruint16(s, &v.LeafWeight)
+			return fjPtrUint16(s, &v.LeafWeight)
 		case "weightDevice":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxWeightDevice(s, &v.WeightDevice)
+			return fjSliceSpecsLinuxWeightDevice(s, &v.WeightDevice)
 		case "throttleReadBpsDevice":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxThrottleDevice(s, &v.ThrottleReadBpsDevice)
+			return fjSliceSpecsLinuxThrottleDevice(s, &v.ThrottleReadBpsDevice)
 		case "throttleWriteBpsDevice":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxThrottleDevice(s, &v.ThrottleWriteBpsDevice)
+			return fjSliceSpecsLinuxThrottleDevice(s, &v.ThrottleWriteBpsDevice)
 		case "throttleReadIOPSDevice":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxThrottleDevice(s, &v.ThrottleReadIOPSDevice)
+			return fjSliceSpecsLinuxThrottleDevice(s, &v.ThrottleReadIOPSDevice)
 		case "throttleWriteIOPSDevice":
-			if err := seen(&mask, 6); err != nil {
+			if err := fastjson.Seen(&mask, 6); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxThrottleDevice(s, &v.ThrottleWriteIOPSDevice)
+			return fjSliceSpecsLinuxThrottleDevice(s, &v.ThrottleWriteIOPSDevice)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxHugepageLimit(s *jscan, v *specs.LinuxHugepageLimit) error {
-	if s.null() {
+func fjSpecsLinuxHugepageLimit(s *fastjson.Scanner, v *specs.LinuxHugepageLimit) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "pageSize":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Pagesize)
 		case "limit":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjUint64(s, &v.Limit)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxNetwork(s *jscan, v *specs.LinuxNetwork) error {
-	if s.null() {
+func fjSpecsLinuxNetwork(s *fastjson.Scanner, v *specs.LinuxNetwork) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "classID":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjPtruint32(s, &v.ClassID)
+			return fjPtrUint32(s, &v.ClassID)
 		case "priorities":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxInterfacePriority(s, &v.Priorities)
+			return fjSliceSpecsLinuxInterfacePriority(s, &v.Priorities)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxRdma(s *jscan, v *specs.LinuxRdma) error {
-	if s.null() {
+func fjSpecsLinuxRdma(s *fastjson.Scanner, v *specs.LinuxRdma) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "hcaHandles":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjPtruint32(s, &v.HcaHandles)
+			return fjPtrUint32(s, &v.HcaHandles)
 		case "hcaObjects":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjPtruint32(s, &v.HcaObjects)
+			return fjPtrUint32(s, &v.HcaObjects)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjFsFileMode(s *jscan, v *fs.FileMode) error {
-	if s.null() {
+func fjFsFileMode(s *fastjson.Scanner, v *fs.FileMode) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.uint(32)
+	x, err := s.Uint(32)
 	*v = fs.FileMode(x)
 	return err
 }
 
-func fjSpecsArch(s *jscan, v *specs.Arch) error {
-	if s.null() {
+func fjSpecsArch(s *fastjson.Scanner, v *specs.Arch) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.str()
+	x, err := s.Str()
 	*v = specs.Arch(x)
 	return err
 }
 
-func fjSpecsLinuxSeccompFlag(s *jscan, v *specs.LinuxSeccompFlag) error {
-	if s.null() {
+func fjSpecsLinuxSeccompFlag(s *fastjson.Scanner, v *specs.LinuxSeccompFlag) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.str()
+	x, err := s.Str()
 	*v = specs.LinuxSeccompFlag(x)
 	return err
 }
 
-func fjSpecsLinuxSyscall(s *jscan, v *specs.LinuxSyscall) error {
-	if s.null() {
+func fjSpecsLinuxSyscall(s *fastjson.Scanner, v *specs.LinuxSyscall) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "names":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Names)
+			return fjSliceString(s, &v.Names)
 		case "action":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjSpecsLinuxSeccompAction(s, &v.Action)
 		case "errnoRet":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjPtruint(s, &v.ErrnoRet)
+			return fjPtrUint(s, &v.ErrnoRet)
 		case "args":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjSlicespecsLinuxSeccompArg(s, &v.Args)
+			return fjSliceSpecsLinuxSeccompArg(s, &v.Args)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsMemoryPolicyFlagType(s *jscan, v *specs.MemoryPolicyFlagType) error {
-	if s.null() {
+func fjSpecsMemoryPolicyFlagType(s *fastjson.Scanner, v *specs.MemoryPolicyFlagType) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.str()
+	x, err := s.Str()
 	*v = specs.MemoryPolicyFlagType(x)
 	return err
 }
 
-func fjSpecsLinuxPersonalityFlag(s *jscan, v *specs.LinuxPersonalityFlag) error {
-	if s.null() {
+func fjSpecsLinuxPersonalityFlag(s *fastjson.Scanner, v *specs.LinuxPersonalityFlag) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.str()
+	x, err := s.Str()
 	*v = specs.LinuxPersonalityFlag(x)
 	return err
 }
 
-func fjSpecsWindowsMemoryResources(s *jscan, v *specs.WindowsMemoryResources) error {
-	if s.null() {
+func fjSpecsWindowsMemoryResources(s *fastjson.Scanner, v *specs.WindowsMemoryResources) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "limit":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjPtruint64(s, &v.Limit)
+			return fjPtrUint64(s, &v.Limit)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsWindowsCPUResources(s *jscan, v *specs.WindowsCPUResources) error {
-	if s.null() {
+func fjSpecsWindowsCPUResources(s *fastjson.Scanner, v *specs.WindowsCPUResources) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "count":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjPtruint64(s, &v.Count)
+			return fjPtrUint64(s, &v.Count)
 		case "shares":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjPtruint16(s, &v.Shares)
+			return fjPtrUint16(s, &v.Shares)
 		case "maximum":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjPtruint16(s, &v.Maximum)
+			return fjPtrUint16(s, &v.Maximum)
 		case "affinity":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjSlicespecsWindowsCPUGroupAffinity(s, &v.Affinity)
+			return fjSliceSpecsWindowsCPUGroupAffinity(s, &v.Affinity)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsWindowsStorageResources(s *jscan, v *specs.WindowsStorageResources) error {
-	if s.null() {
+func fjSpecsWindowsStorageResources(s *fastjson.Scanner, v *specs.WindowsStorageResources) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "iops":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjPtruint64(s, &v.Iops)
+			return fjPtrUint64(s, &v.Iops)
 		case "bps":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjPtruint64(s, &v.Bps)
+			return fjPtrUint64(s, &v.Bps)
 		case "sandboxSize":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjPtruint64(s, &v.SandboxSize)
+			return fjPtrUint64(s, &v.SandboxSize)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsIOMems(s *jscan, v *specs.IOMems) error {
-	if s.null() {
+func fjSpecsIOMems(s *fastjson.Scanner, v *specs.IOMems) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "firstGFN":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
-			return fjPtruint64(s, &v.FirstGFN)
+			return fjPtrUint64(s, &v.FirstGFN)
 		case "firstMFN":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
-			return fjPtruint64(s, &v.FirstMFN)
+			return fjPtrUint64(s, &v.FirstMFN)
 		case "nrMFNs":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjPtruint64(s, &v.NrMFNs)
+			return fjPtrUint64(s, &v.NrMFNs)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsFreeBSDJailAllow(s *jscan, v *specs.FreeBSDJailAllow) error {
-	if s.null() {
+func fjSpecsFreeBSDJailAllow(s *fastjson.Scanner, v *specs.FreeBSDJailAllow) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "setHostname":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjBool(s, &v.SetHostname)
 		case "rawSockets":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjBool(s, &v.RawSockets)
 		case "chflags":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
 			return fjBool(s, &v.Chflags)
 		case "mount":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjSlicestring(s, &v.Mount)
+			return fjSliceString(s, &v.Mount)
 		case "quotas":
-			if err := seen(&mask, 4); err != nil {
+			if err := fastjson.Seen(&mask, 4); err != nil {
 				return err
 			}
 			return fjBool(s, &v.Quotas)
 		case "socketAf":
-			if err := seen(&mask, 5); err != nil {
+			if err := fastjson.Seen(&mask, 5); err != nil {
 				return err
 			}
 			return fjBool(s, &v.SocketAf)
 		case "mlock":
-			if err := seen(&mask, 6); err != nil {
+			if err := fastjson.Seen(&mask, 6); err != nil {
 				return err
 			}
 			return fjBool(s, &v.Mlock)
 		case "reservedPorts":
-			if err := seen(&mask, 7); err != nil {
+			if err := fastjson.Seen(&mask, 7); err != nil {
 				return err
 			}
 			return fjBool(s, &v.ReservedPorts)
 		case "suser":
-			if err := seen(&mask, 8); err != nil {
+			if err := fastjson.Seen(&mask, 8); err != nil {
 				return err
 			}
 			return fjBool(s, &v.Suser)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjPtrint64(s *jscan, v **int64) error {
-	if s.null() {
+func fjPtrInt64(s *fastjson.Scanner, v **int64) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -3127,8 +3127,8 @@ func fjPtrint64(s *jscan, v **int64) error {
 	return fjInt64(s, *v)
 }
 
-func fjPtrbool(s *jscan, v **bool) error {
-	if s.null() {
+func fjPtrBool(s *fastjson.Scanner, v **bool) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -3138,8 +3138,8 @@ func fjPtrbool(s *jscan, v **bool) error {
 	return fjBool(s, *v)
 }
 
-func fjPtruint16(s *jscan, v **uint16) error {
-	if s.null() {
+func fjPtrUint16(s *fastjson.Scanner, v **uint16) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
@@ -3149,13 +3149,13 @@ func fjPtruint16(s *jscan, v **uint16) error {
 	return fjUint16(s, *v)
 }
 
-func fjSlicespecsLinuxWeightDevice(s *jscan, v *[]specs.LinuxWeightDevice) error {
-	if s.null() {
+func fjSliceSpecsLinuxWeightDevice(s *fastjson.Scanner, v *[]specs.LinuxWeightDevice) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.LinuxWeightDevice{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.LinuxWeightDevice
 		if err := fjSpecsLinuxWeightDevice(s, &e); err != nil {
 			return err
@@ -3167,13 +3167,13 @@ func fjSlicespecsLinuxWeightDevice(s *jscan, v *[]specs.LinuxWeightDevice) error
 	return err
 }
 
-func fjSlicespecsLinuxThrottleDevice(s *jscan, v *[]specs.LinuxThrottleDevice) error {
-	if s.null() {
+func fjSliceSpecsLinuxThrottleDevice(s *fastjson.Scanner, v *[]specs.LinuxThrottleDevice) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.LinuxThrottleDevice{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.LinuxThrottleDevice
 		if err := fjSpecsLinuxThrottleDevice(s, &e); err != nil {
 			return err
@@ -3185,13 +3185,13 @@ func fjSlicespecsLinuxThrottleDevice(s *jscan, v *[]specs.LinuxThrottleDevice) e
 	return err
 }
 
-func fjSlicespecsLinuxInterfacePriority(s *jscan, v *[]specs.LinuxInterfacePriority) error {
-	if s.null() {
+func fjSliceSpecsLinuxInterfacePriority(s *fastjson.Scanner, v *[]specs.LinuxInterfacePriority) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.LinuxInterfacePriority{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.LinuxInterfacePriority
 		if err := fjSpecsLinuxInterfacePriority(s, &e); err != nil {
 			return err
@@ -3203,13 +3203,13 @@ func fjSlicespecsLinuxInterfacePriority(s *jscan, v *[]specs.LinuxInterfacePrior
 	return err
 }
 
-func fjSlicespecsLinuxSeccompArg(s *jscan, v *[]specs.LinuxSeccompArg) error {
-	if s.null() {
+func fjSliceSpecsLinuxSeccompArg(s *fastjson.Scanner, v *[]specs.LinuxSeccompArg) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.LinuxSeccompArg{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.LinuxSeccompArg
 		if err := fjSpecsLinuxSeccompArg(s, &e); err != nil {
 			return err
@@ -3221,13 +3221,13 @@ func fjSlicespecsLinuxSeccompArg(s *jscan, v *[]specs.LinuxSeccompArg) error {
 	return err
 }
 
-func fjSlicespecsWindowsCPUGroupAffinity(s *jscan, v *[]specs.WindowsCPUGroupAffinity) error {
-	if s.null() {
+func fjSliceSpecsWindowsCPUGroupAffinity(s *fastjson.Scanner, v *[]specs.WindowsCPUGroupAffinity) error {
+	if s.Null() {
 		*v = nil
 		return nil
 	}
 	out := []specs.WindowsCPUGroupAffinity{}
-	err := s.array(func() error {
+	err := s.Array(func() error {
 		var e specs.WindowsCPUGroupAffinity
 		if err := fjSpecsWindowsCPUGroupAffinity(s, &e); err != nil {
 			return err
@@ -3239,155 +3239,155 @@ func fjSlicespecsWindowsCPUGroupAffinity(s *jscan, v *[]specs.WindowsCPUGroupAff
 	return err
 }
 
-func fjUint16(s *jscan, v *uint16) error {
-	if s.null() {
+func fjUint16(s *fastjson.Scanner, v *uint16) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.uint(16)
+	x, err := s.Uint(16)
 	*v = uint16(x)
 	return err
 }
 
-func fjSpecsLinuxWeightDevice(s *jscan, v *specs.LinuxWeightDevice) error {
-	if s.null() {
+func fjSpecsLinuxWeightDevice(s *fastjson.Scanner, v *specs.LinuxWeightDevice) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "major":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjInt64(s, &v.LinuxBlockIODevice.Major)
 		case "minor":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjInt64(s, &v.LinuxBlockIODevice.Minor)
 		case "weight":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
-			return fjPtruint16(s, &v.Weight)
+			return fjPtrUint16(s, &v.Weight)
 		case "leafWeight":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
-			return fjPtruint16(s, &v.LeafWeight)
+			return fjPtrUint16(s, &v.LeafWeight)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxThrottleDevice(s *jscan, v *specs.LinuxThrottleDevice) error {
-	if s.null() {
+func fjSpecsLinuxThrottleDevice(s *fastjson.Scanner, v *specs.LinuxThrottleDevice) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "major":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjInt64(s, &v.LinuxBlockIODevice.Major)
 		case "minor":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjInt64(s, &v.LinuxBlockIODevice.Minor)
 		case "rate":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
 			return fjUint64(s, &v.Rate)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxInterfacePriority(s *jscan, v *specs.LinuxInterfacePriority) error {
-	if s.null() {
+func fjSpecsLinuxInterfacePriority(s *fastjson.Scanner, v *specs.LinuxInterfacePriority) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "name":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjString(s, &v.Name)
 		case "priority":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjUint32(s, &v.Priority)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxSeccompArg(s *jscan, v *specs.LinuxSeccompArg) error {
-	if s.null() {
+func fjSpecsLinuxSeccompArg(s *fastjson.Scanner, v *specs.LinuxSeccompArg) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "index":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjUint(s, &v.Index)
 		case "value":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjUint64(s, &v.Value)
 		case "valueTwo":
-			if err := seen(&mask, 2); err != nil {
+			if err := fastjson.Seen(&mask, 2); err != nil {
 				return err
 			}
 			return fjUint64(s, &v.ValueTwo)
 		case "op":
-			if err := seen(&mask, 3); err != nil {
+			if err := fastjson.Seen(&mask, 3); err != nil {
 				return err
 			}
 			return fjSpecsLinuxSeccompOperator(s, &v.Op)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsWindowsCPUGroupAffinity(s *jscan, v *specs.WindowsCPUGroupAffinity) error {
-	if s.null() {
+func fjSpecsWindowsCPUGroupAffinity(s *fastjson.Scanner, v *specs.WindowsCPUGroupAffinity) error {
+	if s.Null() {
 		return nil
 	}
 	var mask uint64
-	return s.object(func(k string) error {
+	return s.Object(func(k string) error {
 		switch k {
 		case "mask":
-			if err := seen(&mask, 0); err != nil {
+			if err := fastjson.Seen(&mask, 0); err != nil {
 				return err
 			}
 			return fjUint64(s, &v.Mask)
 		case "group":
-			if err := seen(&mask, 1); err != nil {
+			if err := fastjson.Seen(&mask, 1); err != nil {
 				return err
 			}
 			return fjUint32(s, &v.Group)
 		}
-		return errSlow
+		return fastjson.ErrSlow
 	})
 }
 
-func fjSpecsLinuxSeccompOperator(s *jscan, v *specs.LinuxSeccompOperator) error {
-	if s.null() {
+func fjSpecsLinuxSeccompOperator(s *fastjson.Scanner, v *specs.LinuxSeccompOperator) error {
+	if s.Null() {
 		return nil
 	}
-	x, err := s.str()
+	x, err := s.Str()
 	*v = specs.LinuxSeccompOperator(x)
 	return err
 }
