@@ -182,13 +182,15 @@ demo-bundle:
 # seed corpora in specconv/ and libbox/testdata/fuzz/: config.json ->
 # libbox.Config, the state.json reader, and the network allowlist's parsers
 # (TLS SNI and HTTP Host, DNS queries, rules, the proxy's request heads),
-# the init config's binary decoder, and the JSON fast paths' scanner.
+# the init config's binary decoder, the JSON fast paths' scanner and
+# state.json's generated encoder and decoder.
 # FUZZTIME=5m for a longer one.
 FUZZTIME ?= 20s
 .PHONY: fuzz
 FUZZ_TARGETS := ./specconv:FuzzFromSpec ./specconv:FuzzFastJSON ./libbox:FuzzParseState \
 	./libbox:FuzzSniff ./libbox:FuzzDNSAnswer ./libbox:FuzzNetRule \
-	./libbox:FuzzProxyRequest ./libbox:FuzzCodecDecode ./internal/fastjson:FuzzSkip
+	./libbox:FuzzProxyRequest ./libbox:FuzzCodecDecode ./internal/fastjson:FuzzSkip \
+	./libbox:FuzzStateJSON
 # Every target runs even if one fails; the last line counts them
 # (scripts/fuzz.sh, which also tells Go 1.26's end-of-run deadline race
 # from a finding).

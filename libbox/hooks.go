@@ -3,7 +3,6 @@ package libbox
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -109,6 +108,6 @@ func runHook(h Hook, state []byte) error {
 }
 
 func marshalState(s *OCIState) []byte {
-	b, _ := json.Marshal(s) // OCIState holds only marshalable types
+	b, _ := marshalOCIState(s) // OCIState holds only marshalable types
 	return b
 }

@@ -136,7 +136,7 @@ func writeState(dir string, st *persisted, durable bool) error {
 // written (fsynced when durable) to a temp file, which only commit puts
 // in place. Create prepares it while init sets the container up.
 func prepareState(dir string, st *persisted, durable bool) (*pendingFile, error) {
-	b, err := json.Marshal(st)
+	b, err := marshalPersisted(st)
 	if err != nil {
 		return nil, fmt.Errorf("encode state: %w", err)
 	}
