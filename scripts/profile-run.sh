@@ -54,8 +54,9 @@ cleanup() {
 	for r in "$work"/root-*; do
 		[[ -d "$r" ]] || continue
 		for b in "${bins[@]}"; do
-			"$b" --root "$r" delete --force prof >/dev/null 2>&1 || true
-			"$b" --root "$r" delete --force prof-created >/dev/null 2>&1 || true
+			for id in prof prof-created "prof-created-${r##*/root-}"; do
+				"$b" --root "$r" delete --force "$id" >/dev/null 2>&1 || true
+			done
 		done
 	done
 	rm -rf "$work"
@@ -132,8 +133,10 @@ if want 3 && have perf; then
 		r=$work/root-$n
 		add "$n run" "$work/$n --root $r run -b $work/bundle prof"
 		add "$n sandbox" "$work/$n --root $r sandbox -- /bin/true"
-		add "$n state" "$work/$n --root $r state prof-created"
-		"$work/$n" --root "$r" create -b "$work/bundle" prof-created >/dev/null
+		# One id per binary: the containers exist side by side, and the
+		# id names the cgroup.
+		add "$n state" "$work/$n --root $r state prof-created-$n"
+		"$work/$n" --root "$r" create -b "$work/bundle" "prof-created-$n" >/dev/null
 	done
 	for ((i = 0; i < RUNS; i++)); do
 		for j in "${!order[@]}"; do
@@ -161,7 +164,7 @@ if want 3 && have perf; then
 			"$(awk -F, '$3 == "context-switches" {print $1}' "$f" | median)"
 	done
 	[[ -n "${cmds[crun run]:-}" ]] || echo "(crun: not installed or cannot run here)"
-	for n in "${names[@]}"; do "$work/$n" --root "$work/root-$n" delete --force prof-created >/dev/null; done
+	for n in "${names[@]}"; do "$work/$n" --root "$work/root-$n" delete --force "prof-created-$n" >/dev/null; done
 fi
 
 if want 4 && have valgrind; then
