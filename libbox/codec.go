@@ -35,6 +35,7 @@ const (
 	codecVersion    = 1
 	codecInitConfig = 'c'
 	codecExecConfig = 'e'
+	codecSyncMsg    = 'm'
 )
 
 var errCodecShort = errors.New("truncated")
@@ -228,13 +229,26 @@ func decodeExecConfig(b []byte) (*execConfig, error) {
 	return ec, nil
 }
 
-// decodeSyncBinary is the sync message a binary packet carries: a config
-// or an exec.
+func encodeSyncMsg(m *syncMsg) []byte {
+	return encodeBinary(codecSyncMsg, func(e *binEncoder) { e.encSyncMsg(m) })
+}
+
+// decodeSyncBinary is the sync message a packet carries: a config, an
+// exec, or any other message.
 func decodeSyncBinary(b []byte) (syncMsg, error) {
-	if len(b) >= 2 && b[1] == codecExecConfig {
+	var kind byte
+	if len(b) >= 2 {
+		kind = b[1]
+	}
+	switch kind {
+	case codecExecConfig:
 		ec, err := decodeExecConfig(b)
 		return syncMsg{Type: syncExec, Exec: ec}, err
+	case codecInitConfig:
+		ic, err := decodeInitConfig(b)
+		return syncMsg{Type: syncConfig, Config: ic}, err
 	}
-	ic, err := decodeInitConfig(b)
-	return syncMsg{Type: syncConfig, Config: ic}, err
+	var m syncMsg
+	err := decodeBinary(b, codecSyncMsg, func(d *binDecoder) { d.decSyncMsg(&m) })
+	return m, err
 }

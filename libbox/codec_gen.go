@@ -88,6 +88,34 @@ func (d *binDecoder) decExecConfig(v *execConfig) {
 	v.LogLevel = d.str()
 }
 
+func (e *binEncoder) encSyncMsg(v *syncMsg) {
+	e.str(string(v.Type))
+	e.str(v.Error)
+	e.str(v.ErrorKind)
+	e.encPtrInitConfig(v.Config)
+	e.encPtrExecConfig(v.Exec)
+	e.encPtrNetFdsMsg(v.Net)
+	e.encPtrMountOp(v.MountOp)
+	e.encPtrMountReply(v.MountDone)
+	e.encPtrLogEntry(v.Log)
+	e.int(int64(v.Held))
+	e.encPtrInt(v.Source)
+}
+
+func (d *binDecoder) decSyncMsg(v *syncMsg) {
+	v.Type = syncType(d.str())
+	v.Error = d.str()
+	v.ErrorKind = d.str()
+	v.Config = d.decPtrInitConfig()
+	v.Exec = d.decPtrExecConfig()
+	v.Net = d.decPtrNetFdsMsg()
+	v.MountOp = d.decPtrMountOp()
+	v.MountDone = d.decPtrMountReply()
+	v.Log = d.decPtrLogEntry()
+	v.Held = int(d.int())
+	v.Source = d.decPtrInt()
+}
+
 func (e *binEncoder) encPtrConfig(v *Config) {
 	e.bool(v != nil)
 	if v != nil {
@@ -216,6 +244,118 @@ func (d *binDecoder) decPtrMemoryPolicy() *MemoryPolicy {
 	}
 	v := new(MemoryPolicy)
 	d.decMemoryPolicy(&(*v))
+	return v
+}
+
+func (e *binEncoder) encPtrInitConfig(v *initConfig) {
+	e.bool(v != nil)
+	if v != nil {
+		e.encInitConfig(&(*v))
+	}
+}
+
+func (d *binDecoder) decPtrInitConfig() *initConfig {
+	if !d.bool() {
+		return nil
+	}
+	v := new(initConfig)
+	d.decInitConfig(&(*v))
+	return v
+}
+
+func (e *binEncoder) encPtrExecConfig(v *execConfig) {
+	e.bool(v != nil)
+	if v != nil {
+		e.encExecConfig(&(*v))
+	}
+}
+
+func (d *binDecoder) decPtrExecConfig() *execConfig {
+	if !d.bool() {
+		return nil
+	}
+	v := new(execConfig)
+	d.decExecConfig(&(*v))
+	return v
+}
+
+func (e *binEncoder) encPtrNetFdsMsg(v *netFdsMsg) {
+	e.bool(v != nil)
+	if v != nil {
+		e.encNetFdsMsg(&(*v))
+	}
+}
+
+func (d *binDecoder) decPtrNetFdsMsg() *netFdsMsg {
+	if !d.bool() {
+		return nil
+	}
+	v := new(netFdsMsg)
+	d.decNetFdsMsg(&(*v))
+	return v
+}
+
+func (e *binEncoder) encPtrMountOp(v *mountOp) {
+	e.bool(v != nil)
+	if v != nil {
+		e.encMountOp(&(*v))
+	}
+}
+
+func (d *binDecoder) decPtrMountOp() *mountOp {
+	if !d.bool() {
+		return nil
+	}
+	v := new(mountOp)
+	d.decMountOp(&(*v))
+	return v
+}
+
+func (e *binEncoder) encPtrMountReply(v *mountReply) {
+	e.bool(v != nil)
+	if v != nil {
+		e.encMountReply(&(*v))
+	}
+}
+
+func (d *binDecoder) decPtrMountReply() *mountReply {
+	if !d.bool() {
+		return nil
+	}
+	v := new(mountReply)
+	d.decMountReply(&(*v))
+	return v
+}
+
+func (e *binEncoder) encPtrLogEntry(v *logEntry) {
+	e.bool(v != nil)
+	if v != nil {
+		e.encLogEntry(&(*v))
+	}
+}
+
+func (d *binDecoder) decPtrLogEntry() *logEntry {
+	if !d.bool() {
+		return nil
+	}
+	v := new(logEntry)
+	d.decLogEntry(&(*v))
+	return v
+}
+
+func (e *binEncoder) encPtrInt(v *int) {
+	e.bool(v != nil)
+	if v != nil {
+		e.int(int64((*v)))
+	}
+}
+
+func (d *binDecoder) decPtrInt() *int {
+	if !d.bool() {
+		return nil
+	}
+	v := new(int)
+	(*v) = int(d.int())
 	return v
 }
 
@@ -395,6 +535,58 @@ func (d *binDecoder) decMemoryPolicy(v *MemoryPolicy) {
 	v.Mode = int(d.int())
 	v.Flags = int(d.int())
 	v.Nodes = d.decSliceUint()
+}
+
+func (e *binEncoder) encNetFdsMsg(v *netFdsMsg) {
+	e.bool(v.UDP)
+	e.encSliceUint16(v.Ports, true)
+	e.bool(v.NetNS)
+	e.bool(v.UserNS)
+}
+
+func (d *binDecoder) decNetFdsMsg(v *netFdsMsg) {
+	v.UDP = d.bool()
+	v.Ports = d.decSliceUint16()
+	v.NetNS = d.bool()
+	v.UserNS = d.bool()
+}
+
+func (e *binEncoder) encMountOp(v *mountOp) {
+	e.str(v.Op)
+	e.str(v.Source)
+	e.str(v.Target)
+	e.bool(v.ReadOnly)
+	e.bool(v.Dir)
+	e.uint(v.MountID)
+}
+
+func (d *binDecoder) decMountOp(v *mountOp) {
+	v.Op = d.str()
+	v.Source = d.str()
+	v.Target = d.str()
+	v.ReadOnly = d.bool()
+	v.Dir = d.bool()
+	v.MountID = d.uint()
+}
+
+func (e *binEncoder) encMountReply(v *mountReply) {
+	e.uint(v.MountID)
+	e.str(v.Target)
+}
+
+func (d *binDecoder) decMountReply(v *mountReply) {
+	v.MountID = d.uint()
+	v.Target = d.str()
+}
+
+func (e *binEncoder) encLogEntry(v *logEntry) {
+	e.str(v.Level)
+	e.str(v.Msg)
+}
+
+func (d *binDecoder) decLogEntry(v *logEntry) {
+	v.Level = d.str()
+	v.Msg = d.str()
 }
 
 func (e *binEncoder) encPtrTmpfsRoot(v *TmpfsRoot) {
@@ -677,22 +869,6 @@ func (d *binDecoder) decSliceRlimit() []Rlimit {
 	for i := range v {
 		d.decRlimit(&v[i])
 	}
-	return v
-}
-
-func (e *binEncoder) encPtrInt(v *int) {
-	e.bool(v != nil)
-	if v != nil {
-		e.int(int64((*v)))
-	}
-}
-
-func (d *binDecoder) decPtrInt() *int {
-	if !d.bool() {
-		return nil
-	}
-	v := new(int)
-	(*v) = int(d.int())
 	return v
 }
 

@@ -18,7 +18,7 @@ var updateCodec = flag.Bool("update", false, "rewrite codec_gen.go from the type
 
 // codecRoots are the types codec_gen.go encodes, with everything they
 // reach.
-var codecRoots = []reflect.Type{reflect.TypeOf(initConfig{}), reflect.TypeOf(execConfig{})}
+var codecRoots = []reflect.Type{reflect.TypeOf(initConfig{}), reflect.TypeOf(execConfig{}), reflect.TypeOf(syncMsg{})}
 
 // TestCodecGenerated fails when codec_gen.go is not what the types give
 // today: a field added, removed, retyped or re-tagged without regenerating.

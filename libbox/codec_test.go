@@ -162,6 +162,11 @@ func execConfigRoundTrip(ec *execConfig) (*execConfig, error) {
 	return decodeExecConfig(encodeExecConfig(ec))
 }
 
+func syncMsgRoundTrip(m *syncMsg) (*syncMsg, error) {
+	got, err := decodeSyncBinary(encodeSyncMsg(m))
+	return &got, err
+}
+
 // deepCopy copies v with nothing shared (codecExpect changes its copy).
 func deepCopy(v reflect.Value) reflect.Value {
 	out := reflect.New(v.Type()).Elem()
@@ -217,6 +222,23 @@ func TestCodecMatchesJSON(t *testing.T) {
 		ec := new(execConfig)
 		fillRandom(r, reflect.ValueOf(ec).Elem(), 1+i%4)
 		checkCodecRoundTrip(t, "random exec config", ec, execConfigRoundTrip)
+		m := new(syncMsg)
+		fillRandom(r, reflect.ValueOf(m).Elem(), 1+i%4)
+		checkCodecRoundTrip(t, "random sync message", m, syncMsgRoundTrip)
+	}
+	// The messages as init and the runtime send them.
+	src := 3
+	for _, m := range []syncMsg{
+		{Type: syncReady},
+		{Type: syncError, Error: "exec: \"nope\": not found", ErrorKind: "not-found"},
+		{Type: syncHeldFds, Held: 2},
+		{Type: syncMountSource, Source: &src},
+		{Type: syncLog, Log: &logEntry{Level: "debug", Msg: "m"}},
+		{Type: syncNetFds, Net: &netFdsMsg{UDP: true, Ports: []uint16{53, 8080}, NetNS: true}},
+		{Type: syncMountOp, MountOp: &mountOp{Op: "add", Source: "/a", Target: "/b", ReadOnly: true}},
+		{Type: syncMountDone, MountDone: &mountReply{MountID: 7, Target: "/b"}},
+	} {
+		checkCodecRoundTrip(t, string(m.Type), &m, syncMsgRoundTrip)
 	}
 	dir := t.TempDir()
 	for name, opts := range map[string]Options{
@@ -255,6 +277,18 @@ func TestCodecRefusesDamage(t *testing.T) {
 	if m, err := decodeSyncBinary(encodeExecConfig(&execConfig{LogLevel: "debug"})); err != nil || m.Type != syncExec || m.Exec.LogLevel != "debug" {
 		t.Errorf("decodeSyncBinary = %v, %v; want the exec config", m.Type, err)
 	}
+	held := encodeSyncMsg(&syncMsg{Type: syncHeldFds, Held: 2})
+	if m, err := decodeSyncBinary(held); err != nil || m.Type != syncHeldFds || m.Held != 2 {
+		t.Errorf("decodeSyncBinary = %+v, %v; want the held-fds message", m, err)
+	}
+	for n := range len(held) {
+		if _, err := decodeSyncBinary(held[:n]); err == nil {
+			t.Fatalf("the first %d of %d bytes of a sync message were decoded", n, len(held))
+		}
+	}
+	if _, err := decodeSyncBinary([]byte(`{"type":"ready"}`)); err == nil {
+		t.Error("a JSON message was decoded: every peer speaks the codec")
+	}
 	if _, err := decodeInitConfig(append(b[:len(b):len(b)], 0)); err == nil {
 		t.Error("a trailing byte was accepted")
 	}
@@ -279,19 +313,26 @@ func FuzzCodecDecode(f *testing.F) {
 		Process:     Process{Args: []string{"/bin/true"}, Env: []string{}},
 	}}))
 	f.Add(encodeExecConfig(&execConfig{Process: &Process{Args: []string{"sh"}}, State: []byte("{}")}))
+	f.Add(encodeSyncMsg(&syncMsg{Type: syncError, Error: "e", Log: &logEntry{Level: "info", Msg: "m"}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := decodeSyncBinary(b)
 		if err != nil {
 			return
 		}
-		switch m.Type {
-		case syncConfig:
+		switch {
+		case len(b) > 1 && b[1] == codecSyncMsg:
+			again, err := syncMsgRoundTrip(&m)
+			codecExpect(reflect.ValueOf(&m).Elem())
+			if err != nil || !reflect.DeepEqual(*again, m) {
+				t.Fatalf("a decoded sync message changed on its way through the codec again (%v)", err)
+			}
+		case m.Type == syncConfig:
 			again, err := initConfigRoundTrip(m.Config)
 			codecExpect(reflect.ValueOf(m.Config).Elem())
 			if err != nil || !reflect.DeepEqual(again, m.Config) {
 				t.Fatalf("a decoded init config changed on its way through the codec again (%v)", err)
 			}
-		case syncExec:
+		case m.Type == syncExec:
 			again, err := execConfigRoundTrip(m.Exec)
 			codecExpect(reflect.ValueOf(m.Exec).Elem())
 			if err != nil || !reflect.DeepEqual(again, m.Exec) {

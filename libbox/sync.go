@@ -58,7 +58,6 @@ package libbox
 // socket it was given.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -180,18 +179,17 @@ type syncSocket struct{ f *os.File }
 // errSyncClosed: the socket was closed on this side.
 var errSyncClosed = errors.New("sync socket closed")
 
+// send sends m in the binary codec (codec.go), as every message between
+// the runtime and the processes it starts from its own binary: both ends
+// are often new processes, and JSON there meant building the encoders or
+// decoders of every type syncMsg reaches, Config's included, first (200 KB
+// of allocations and ~0.3 ms in init for its ready message alone).
 func (s *syncSocket) send(m syncMsg) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("encode %s message: %w", m.Type, err)
-	}
-	return s.sendRaw(b)
+	return s.sendRaw(encodeSyncMsg(&m))
 }
 
-// sendConfig and sendExec send init its config, or an exec'd process
-// its own, in the binary codec: the receiver is a new process every time,
-// and decoding JSON there means building the decoders of every type under
-// Config first (codec.go).
+// sendConfig and sendExec send init its config, or an exec'd process its
+// own.
 func (s *syncSocket) sendConfig(ic *initConfig) error {
 	return s.sendRaw(encodeInitConfig(ic))
 }
@@ -253,12 +251,7 @@ func (s *syncSocket) recv() (syncMsg, error) {
 	if err != nil {
 		return m, err
 	}
-	if b[0] == codecVersion {
-		m, err = decodeSyncBinary(b)
-	} else {
-		err = json.Unmarshal(b, &m)
-	}
-	if err != nil {
+	if m, err = decodeSyncBinary(b); err != nil {
 		return m, fmt.Errorf("decode sync message: %w", err)
 	}
 	return m, nil
