@@ -248,7 +248,18 @@ func parseStateAs[T any](b []byte, head func(*T) (string, int, bool)) (*T, error
 	return &st, nil
 }
 
+// decodeState decodes state.json into st (a *persisted or *stateHead) as
+// encoding/json's Decoder does, on the generated fast path when it can
+// (statejson.go).
 func decodeState(b []byte, st any) error {
+	if fastDecodeState(b, st) == nil {
+		return nil
+	}
+	return slowDecodeState(b, st)
+}
+
+// slowDecodeState is decodeState by encoding/json alone.
+func slowDecodeState(b []byte, st any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(st); err != nil {
 		return fmt.Errorf("%w: decode state.json: %w", ErrInvalidState, err)

@@ -21,6 +21,10 @@ const coldEnv = "NANOBOX_STATEJSON_COLD"
 var coldOps = map[string]func(st *persisted, doc []byte){
 	"encode-generated": func(st *persisted, _ []byte) { _, _ = marshalPersisted(st) },
 	"encode-json":      func(st *persisted, _ []byte) { _, _ = json.Marshal(st) },
+	"decode-generated": func(_ *persisted, doc []byte) { _ = decodeState(doc, new(persisted)) },
+	"decode-json":      func(_ *persisted, doc []byte) { _ = slowDecodeState(doc, new(persisted)) },
+	"head-generated":   func(_ *persisted, doc []byte) { _ = decodeState(doc, new(stateHead)) },
+	"head-json":        func(_ *persisted, doc []byte) { _ = slowDecodeState(doc, new(stateHead)) },
 }
 
 // TestStateJSONCold prints the time and the bytes allocated of the

@@ -3,8 +3,10 @@
 package libbox
 
 import (
+	"io/fs"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/cgroups/devices/config"
@@ -24,6 +26,106 @@ func fjePtrOCIState(b []byte, v *OCIState) ([]byte, error) {
 		return append(b, "null"...), nil
 	}
 	return fjeOCIState(b, v)
+}
+
+func fjsPersisted(s *fastjson.Scanner, v *persisted) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "id":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsString(s, &v.ID)
+		case "initPid":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsInt(s, &v.InitPid)
+		case "initStartTime":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.InitStartTime)
+		case "created":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsTimeTime(s, &v.Created)
+		case "owner":
+			if err := fastjson.Seen(&mask, 4); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Owner)
+		case "config":
+			if err := fastjson.Seen(&mask, 5); err != nil {
+				return err
+			}
+			return fjsPtrConfig(s, &v.Config)
+		case "cgroupPaths":
+			if err := fastjson.Seen(&mask, 6); err != nil {
+				return err
+			}
+			return fjsMapStringString(s, &v.CgroupPaths)
+		}
+		if err := fastjson.Unknown(k, fjNamesPersisted); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsStateHead(s *fastjson.Scanner, v *stateHead) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "id":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsString(s, &v.ID)
+		case "initPid":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsInt(s, &v.InitPid)
+		case "initStartTime":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.InitStartTime)
+		case "created":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsTimeTime(s, &v.Created)
+		case "owner":
+			if err := fastjson.Seen(&mask, 4); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Owner)
+		case "config":
+			if err := fastjson.Seen(&mask, 5); err != nil {
+				return err
+			}
+			return fjsPtrConfigHead(s, &v.Config)
+		case "cgroupPaths":
+			if err := fastjson.Seen(&mask, 6); err != nil {
+				return err
+			}
+			return fjsMapStringString(s, &v.CgroupPaths)
+		}
+		if err := fastjson.Unknown(k, fjNamesStateHead); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
 }
 
 func fjePersisted(b []byte, v *persisted) ([]byte, error) {
@@ -84,6 +186,85 @@ func fjeOCIState(b []byte, v *OCIState) ([]byte, error) {
 	return b, err
 }
 
+var fjNamesPersisted = []string{"id", "initPid", "initStartTime", "created", "owner", "config", "cgroupPaths"}
+
+func fjsString(s *fastjson.Scanner, v *string) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Str()
+	*v = string(x)
+	return err
+}
+
+func fjsInt(s *fastjson.Scanner, v *int) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Int(64)
+	*v = int(x)
+	return err
+}
+
+func fjsUint64(s *fastjson.Scanner, v *uint64) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Uint(64)
+	*v = uint64(x)
+	return err
+}
+
+func fjsTimeTime(s *fastjson.Scanner, v *time.Time) error {
+	raw, err := s.RawStr()
+	if err != nil {
+		return err
+	}
+	return v.UnmarshalJSON(raw)
+}
+
+func fjsPtrConfig(s *fastjson.Scanner, v **Config) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(Config)
+	}
+	return fjsConfig(s, *v)
+}
+
+func fjsMapStringString(s *fastjson.Scanner, v *map[string]string) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := map[string]string{}
+	err := s.Object(func(k string) error {
+		var e string
+		if err := fjsString(s, &e); err != nil {
+			return err
+		}
+		out[k] = e
+		return nil
+	})
+	*v = out
+	return err
+}
+
+var fjNamesStateHead = []string{"id", "initPid", "initStartTime", "created", "owner", "config", "cgroupPaths"}
+
+func fjsPtrConfigHead(s *fastjson.Scanner, v **configHead) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(configHead)
+	}
+	return fjsConfigHead(s, *v)
+}
+
 func fjePtrConfig(b []byte, v *Config) ([]byte, error) {
 	if v == nil {
 		return append(b, "null"...), nil
@@ -111,6 +292,226 @@ func fjeMapStringString(b []byte, v map[string]string) ([]byte, error) {
 	}
 	b = append(b, '}')
 	return b, nil
+}
+
+func fjsConfig(s *fastjson.Scanner, v *Config) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "ociVersion":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsString(s, &v.OCIVersion)
+		case "bundle":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Bundle)
+		case "rootfs":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Rootfs)
+		case "rootfsTmpfs":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsPtrTmpfsRoot(s, &v.RootfsTmpfs)
+		case "readonlyfs":
+			if err := fastjson.Seen(&mask, 4); err != nil {
+				return err
+			}
+			return fjsBool(s, &v.Readonlyfs)
+		case "rootPropagation":
+			if err := fastjson.Seen(&mask, 5); err != nil {
+				return err
+			}
+			return fjsInt(s, &v.RootPropagation)
+		case "noPivotRoot":
+			if err := fastjson.Seen(&mask, 6); err != nil {
+				return err
+			}
+			return fjsBool(s, &v.NoPivotRoot)
+		case "noNewKeyring":
+			if err := fastjson.Seen(&mask, 7); err != nil {
+				return err
+			}
+			return fjsBool(s, &v.NoNewKeyring)
+		case "parentDeathSignal":
+			if err := fastjson.Seen(&mask, 8); err != nil {
+				return err
+			}
+			return fjsInt(s, &v.ParentDeathSignal)
+		case "hostname":
+			if err := fastjson.Seen(&mask, 9); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Hostname)
+		case "domainname":
+			if err := fastjson.Seen(&mask, 10); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Domainname)
+		case "namespaces":
+			if err := fastjson.Seen(&mask, 11); err != nil {
+				return err
+			}
+			return fjsSliceNamespace(s, &v.Namespaces)
+		case "timeOffsets":
+			if err := fastjson.Seen(&mask, 12); err != nil {
+				return err
+			}
+			return fjsMapStringTimeOffset(s, &v.TimeOffsets)
+		case "uidMappings":
+			if err := fastjson.Seen(&mask, 13); err != nil {
+				return err
+			}
+			return fjsSliceIDMap(s, &v.UIDMappings)
+		case "gidMappings":
+			if err := fastjson.Seen(&mask, 14); err != nil {
+				return err
+			}
+			return fjsSliceIDMap(s, &v.GIDMappings)
+		case "mounts":
+			if err := fastjson.Seen(&mask, 15); err != nil {
+				return err
+			}
+			return fjsSliceMount(s, &v.Mounts)
+		case "devices":
+			if err := fastjson.Seen(&mask, 16); err != nil {
+				return err
+			}
+			return fjsSliceDevice(s, &v.Devices)
+		case "maskedPaths":
+			if err := fastjson.Seen(&mask, 17); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.MaskedPaths)
+		case "readonlyPaths":
+			if err := fastjson.Seen(&mask, 18); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.ReadonlyPaths)
+		case "sysctl":
+			if err := fastjson.Seen(&mask, 19); err != nil {
+				return err
+			}
+			return fjsMapStringString(s, &v.Sysctl)
+		case "hooks":
+			if err := fastjson.Seen(&mask, 20); err != nil {
+				return err
+			}
+			return fjsHooks(s, &v.Hooks)
+		case "process":
+			if err := fastjson.Seen(&mask, 21); err != nil {
+				return err
+			}
+			return fjsProcess(s, &v.Process)
+		case "seccomp":
+			if err := fastjson.Seen(&mask, 22); err != nil {
+				return err
+			}
+			return fjsPtrSeccomp(s, &v.Seccomp)
+		case "landlock":
+			if err := fastjson.Seen(&mask, 23); err != nil {
+				return err
+			}
+			return fjsPtrLandlock(s, &v.Landlock)
+		case "network":
+			if err := fastjson.Seen(&mask, 24); err != nil {
+				return err
+			}
+			return fjsPtrNetwork(s, &v.Network)
+		case "personality":
+			if err := fastjson.Seen(&mask, 25); err != nil {
+				return err
+			}
+			return fjsPtrPersonality(s, &v.Personality)
+		case "memoryPolicy":
+			if err := fastjson.Seen(&mask, 26); err != nil {
+				return err
+			}
+			return fjsPtrMemoryPolicy(s, &v.MemoryPolicy)
+		case "netDevices":
+			if err := fastjson.Seen(&mask, 27); err != nil {
+				return err
+			}
+			return fjsSliceNetDevice(s, &v.NetDevices)
+		case "annotations":
+			if err := fastjson.Seen(&mask, 28); err != nil {
+				return err
+			}
+			return fjsMapStringString(s, &v.Annotations)
+		case "cgroupsPath":
+			if err := fastjson.Seen(&mask, 29); err != nil {
+				return err
+			}
+			return fjsString(s, &v.CgroupsPath)
+		case "resources":
+			if err := fastjson.Seen(&mask, 30); err != nil {
+				return err
+			}
+			return fjsPtrCgroupsResources(s, &v.Resources)
+		}
+		if err := fastjson.Unknown(k, fjNamesConfig); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsConfigHead(s *fastjson.Scanner, v *configHead) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "ociVersion":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsString(s, &v.OCIVersion)
+		case "bundle":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Bundle)
+		case "rootfs":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Rootfs)
+		case "namespaces":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsSliceNamespace(s, &v.Namespaces)
+		case "annotations":
+			if err := fastjson.Seen(&mask, 4); err != nil {
+				return err
+			}
+			return fjsMapStringString(s, &v.Annotations)
+		case "cgroupsPath":
+			if err := fastjson.Seen(&mask, 5); err != nil {
+				return err
+			}
+			return fjsString(s, &v.CgroupsPath)
+		case "resources":
+			if err := fastjson.Seen(&mask, 6); err != nil {
+				return err
+			}
+			return fjsPtrCgroupsResources(s, &v.Resources)
+		}
+		if err := fastjson.Unknown(k, fjNamesConfigHead); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
 }
 
 func fjeConfig(b []byte, v *Config) ([]byte, error) {
@@ -287,6 +688,357 @@ func fjeConfig(b []byte, v *Config) ([]byte, error) {
 	b = append(b, '}')
 	return b, err
 }
+
+var fjNamesConfig = []string{"ociVersion", "bundle", "rootfs", "rootfsTmpfs", "readonlyfs", "rootPropagation", "noPivotRoot", "noNewKeyring", "parentDeathSignal", "hostname", "domainname", "namespaces", "timeOffsets", "uidMappings", "gidMappings", "mounts", "devices", "maskedPaths", "readonlyPaths", "sysctl", "hooks", "process", "seccomp", "landlock", "network", "personality", "memoryPolicy", "netDevices", "annotations", "cgroupsPath", "resources"}
+
+func fjsPtrTmpfsRoot(s *fastjson.Scanner, v **TmpfsRoot) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(TmpfsRoot)
+	}
+	return fjsTmpfsRoot(s, *v)
+}
+
+func fjsBool(s *fastjson.Scanner, v *bool) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Bool()
+	*v = bool(x)
+	return err
+}
+
+func fjsSliceNamespace(s *fastjson.Scanner, v *[]Namespace) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []Namespace{}
+	err := s.Array(func() error {
+		var e Namespace
+		if err := fjsNamespace(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsMapStringTimeOffset(s *fastjson.Scanner, v *map[string]TimeOffset) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := map[string]TimeOffset{}
+	err := s.Object(func(k string) error {
+		var e TimeOffset
+		if err := fjsTimeOffset(s, &e); err != nil {
+			return err
+		}
+		out[k] = e
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsSliceIDMap(s *fastjson.Scanner, v *[]IDMap) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []IDMap{}
+	err := s.Array(func() error {
+		var e IDMap
+		if err := fjsIDMap(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsSliceMount(s *fastjson.Scanner, v *[]Mount) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []Mount{}
+	err := s.Array(func() error {
+		var e Mount
+		if err := fjsMount(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsSliceDevice(s *fastjson.Scanner, v *[]Device) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []Device{}
+	err := s.Array(func() error {
+		var e Device
+		if err := fjsDevice(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsSliceString(s *fastjson.Scanner, v *[]string) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []string{}
+	err := s.Array(func() error {
+		var e string
+		if err := fjsString(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsHooks(s *fastjson.Scanner, v *Hooks) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "prestart":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsSliceHook(s, &v.Prestart)
+		case "createRuntime":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsSliceHook(s, &v.CreateRuntime)
+		case "createContainer":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsSliceHook(s, &v.CreateContainer)
+		case "startContainer":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsSliceHook(s, &v.StartContainer)
+		case "poststart":
+			if err := fastjson.Seen(&mask, 4); err != nil {
+				return err
+			}
+			return fjsSliceHook(s, &v.Poststart)
+		case "poststop":
+			if err := fastjson.Seen(&mask, 5); err != nil {
+				return err
+			}
+			return fjsSliceHook(s, &v.Poststop)
+		}
+		if err := fastjson.Unknown(k, fjNamesHooks); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsProcess(s *fastjson.Scanner, v *Process) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "args":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.Args)
+		case "env":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.Env)
+		case "cwd":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Cwd)
+		case "user":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsUser(s, &v.User)
+		case "terminal":
+			if err := fastjson.Seen(&mask, 4); err != nil {
+				return err
+			}
+			return fjsBool(s, &v.Terminal)
+		case "consoleWidth":
+			if err := fastjson.Seen(&mask, 5); err != nil {
+				return err
+			}
+			return fjsUint(s, &v.ConsoleWidth)
+		case "consoleHeight":
+			if err := fastjson.Seen(&mask, 6); err != nil {
+				return err
+			}
+			return fjsUint(s, &v.ConsoleHeight)
+		case "capabilities":
+			if err := fastjson.Seen(&mask, 7); err != nil {
+				return err
+			}
+			return fjsPtrCapabilities(s, &v.Capabilities)
+		case "rlimits":
+			if err := fastjson.Seen(&mask, 8); err != nil {
+				return err
+			}
+			return fjsSliceRlimit(s, &v.Rlimits)
+		case "noNewPrivileges":
+			if err := fastjson.Seen(&mask, 9); err != nil {
+				return err
+			}
+			return fjsBool(s, &v.NoNewPrivileges)
+		case "oomScoreAdj":
+			if err := fastjson.Seen(&mask, 10); err != nil {
+				return err
+			}
+			return fjsPtrInt(s, &v.OOMScoreAdj)
+		case "appArmorProfile":
+			if err := fastjson.Seen(&mask, 11); err != nil {
+				return err
+			}
+			return fjsString(s, &v.AppArmorProfile)
+		case "scheduler":
+			if err := fastjson.Seen(&mask, 12); err != nil {
+				return err
+			}
+			return fjsPtrScheduler(s, &v.Scheduler)
+		case "ioPriority":
+			if err := fastjson.Seen(&mask, 13); err != nil {
+				return err
+			}
+			return fjsPtrIOPriority(s, &v.IOPriority)
+		case "execCPUAffinity":
+			if err := fastjson.Seen(&mask, 14); err != nil {
+				return err
+			}
+			return fjsPtrCPUAffinity(s, &v.ExecCPUAffinity)
+		}
+		if err := fastjson.Unknown(k, fjNamesProcess); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsPtrSeccomp(s *fastjson.Scanner, v **Seccomp) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(Seccomp)
+	}
+	return fjsSeccomp(s, *v)
+}
+
+func fjsPtrLandlock(s *fastjson.Scanner, v **Landlock) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(Landlock)
+	}
+	return fjsLandlock(s, *v)
+}
+
+func fjsPtrNetwork(s *fastjson.Scanner, v **Network) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(Network)
+	}
+	return fjsNetwork(s, *v)
+}
+
+func fjsPtrPersonality(s *fastjson.Scanner, v **Personality) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(Personality)
+	}
+	return fjsPersonality(s, *v)
+}
+
+func fjsPtrMemoryPolicy(s *fastjson.Scanner, v **MemoryPolicy) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(MemoryPolicy)
+	}
+	return fjsMemoryPolicy(s, *v)
+}
+
+func fjsSliceNetDevice(s *fastjson.Scanner, v *[]NetDevice) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []NetDevice{}
+	err := s.Array(func() error {
+		var e NetDevice
+		if err := fjsNetDevice(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsPtrCgroupsResources(s *fastjson.Scanner, v **cgroups.Resources) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(cgroups.Resources)
+	}
+	return fjsCgroupsResources(s, *v)
+}
+
+var fjNamesConfigHead = []string{"ociVersion", "bundle", "rootfs", "namespaces", "annotations", "cgroupsPath", "resources"}
 
 func fjePtrTmpfsRoot(b []byte, v *TmpfsRoot) ([]byte, error) {
 	if v == nil {
@@ -616,6 +1368,744 @@ func fjePtrCgroupsResources(b []byte, v *cgroups.Resources) ([]byte, error) {
 		return append(b, "null"...), nil
 	}
 	return fjeCgroupsResources(b, v)
+}
+
+func fjsTmpfsRoot(s *fastjson.Scanner, v *TmpfsRoot) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "size":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsInt64(s, &v.Size)
+		case "symlinks":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsSliceSymlink(s, &v.Symlinks)
+		}
+		if err := fastjson.Unknown(k, fjNamesTmpfsRoot); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsNamespace(s *fastjson.Scanner, v *Namespace) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "type":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsNamespaceType(s, &v.Type)
+		case "path":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Path)
+		}
+		if err := fastjson.Unknown(k, fjNamesNamespace); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsTimeOffset(s *fastjson.Scanner, v *TimeOffset) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "secs":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsInt64(s, &v.Secs)
+		case "nanosecs":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsUint32(s, &v.Nanosecs)
+		}
+		if err := fastjson.Unknown(k, fjNamesTimeOffset); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsIDMap(s *fastjson.Scanner, v *IDMap) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "containerID":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsUint32(s, &v.ContainerID)
+		case "hostID":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsUint32(s, &v.HostID)
+		case "size":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsUint32(s, &v.Size)
+		}
+		if err := fastjson.Unknown(k, fjNamesIDMap); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsMount(s *fastjson.Scanner, v *Mount) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "source":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Source)
+		case "destination":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Destination)
+		case "type":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Type)
+		case "flags":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsInt(s, &v.Flags)
+		case "clearedFlags":
+			if err := fastjson.Seen(&mask, 4); err != nil {
+				return err
+			}
+			return fjsInt(s, &v.ClearedFlags)
+		case "propagationFlags":
+			if err := fastjson.Seen(&mask, 5); err != nil {
+				return err
+			}
+			return fjsSliceInt(s, &v.PropagationFlags)
+		case "data":
+			if err := fastjson.Seen(&mask, 6); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Data)
+		case "copyUp":
+			if err := fastjson.Seen(&mask, 7); err != nil {
+				return err
+			}
+			return fjsBool(s, &v.CopyUp)
+		case "recursiveReadonly":
+			if err := fastjson.Seen(&mask, 8); err != nil {
+				return err
+			}
+			return fjsBool(s, &v.RecursiveReadonly)
+		case "recAttrSet":
+			if err := fastjson.Seen(&mask, 9); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.RecAttrSet)
+		case "recAttrClr":
+			if err := fastjson.Seen(&mask, 10); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.RecAttrClr)
+		case "idmap":
+			if err := fastjson.Seen(&mask, 11); err != nil {
+				return err
+			}
+			return fjsPtrMountIDMap(s, &v.IDMap)
+		}
+		if err := fastjson.Unknown(k, fjNamesMount); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsDevice(s *fastjson.Scanner, v *Device) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "type":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsInt32(s, &v.Type)
+		case "path":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Path)
+		case "major":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsInt64(s, &v.Major)
+		case "minor":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsInt64(s, &v.Minor)
+		case "fileMode":
+			if err := fastjson.Seen(&mask, 4); err != nil {
+				return err
+			}
+			return fjsFsFileMode(s, &v.FileMode)
+		case "uid":
+			if err := fastjson.Seen(&mask, 5); err != nil {
+				return err
+			}
+			return fjsUint32(s, &v.UID)
+		case "gid":
+			if err := fastjson.Seen(&mask, 6); err != nil {
+				return err
+			}
+			return fjsUint32(s, &v.GID)
+		}
+		if err := fastjson.Unknown(k, fjNamesDevice); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+var fjNamesHooks = []string{"prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop"}
+
+func fjsSliceHook(s *fastjson.Scanner, v *[]Hook) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []Hook{}
+	err := s.Array(func() error {
+		var e Hook
+		if err := fjsHook(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+var fjNamesProcess = []string{"args", "env", "cwd", "user", "terminal", "consoleWidth", "consoleHeight", "capabilities", "rlimits", "noNewPrivileges", "oomScoreAdj", "appArmorProfile", "scheduler", "ioPriority", "execCPUAffinity"}
+
+func fjsUser(s *fastjson.Scanner, v *User) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "uid":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsUint32(s, &v.UID)
+		case "gid":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsUint32(s, &v.GID)
+		case "additionalGids":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsSliceUint32(s, &v.AdditionalGids)
+		case "umask":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsPtrUint32(s, &v.Umask)
+		}
+		if err := fastjson.Unknown(k, fjNamesUser); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsUint(s *fastjson.Scanner, v *uint) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Uint(64)
+	*v = uint(x)
+	return err
+}
+
+func fjsPtrCapabilities(s *fastjson.Scanner, v **Capabilities) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(Capabilities)
+	}
+	return fjsCapabilities(s, *v)
+}
+
+func fjsSliceRlimit(s *fastjson.Scanner, v *[]Rlimit) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []Rlimit{}
+	err := s.Array(func() error {
+		var e Rlimit
+		if err := fjsRlimit(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsPtrInt(s *fastjson.Scanner, v **int) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(int)
+	}
+	return fjsInt(s, *v)
+}
+
+func fjsPtrScheduler(s *fastjson.Scanner, v **Scheduler) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(Scheduler)
+	}
+	return fjsScheduler(s, *v)
+}
+
+func fjsPtrIOPriority(s *fastjson.Scanner, v **IOPriority) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(IOPriority)
+	}
+	return fjsIOPriority(s, *v)
+}
+
+func fjsPtrCPUAffinity(s *fastjson.Scanner, v **CPUAffinity) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(CPUAffinity)
+	}
+	return fjsCPUAffinity(s, *v)
+}
+
+func fjsSeccomp(s *fastjson.Scanner, v *Seccomp) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "defaultAction":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsSeccompAction(s, &v.DefaultAction)
+		case "defaultErrno":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsPtrUint(s, &v.DefaultErrno)
+		case "architectures":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.Architectures)
+		case "flags":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsSliceSeccompFlag(s, &v.Flags)
+		case "listenerPath":
+			if err := fastjson.Seen(&mask, 4); err != nil {
+				return err
+			}
+			return fjsString(s, &v.ListenerPath)
+		case "listenerMetadata":
+			if err := fastjson.Seen(&mask, 5); err != nil {
+				return err
+			}
+			return fjsString(s, &v.ListenerMetadata)
+		case "syscalls":
+			if err := fastjson.Seen(&mask, 6); err != nil {
+				return err
+			}
+			return fjsSliceSeccompRule(s, &v.Syscalls)
+		}
+		if err := fastjson.Unknown(k, fjNamesSeccomp); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsLandlock(s *fastjson.Scanner, v *Landlock) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "readOnly":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.ReadOnly)
+		case "readWrite":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.ReadWrite)
+		case "restrictNetwork":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsBool(s, &v.RestrictNetwork)
+		case "allowBind":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsSliceUint16(s, &v.AllowBind)
+		case "allowConnect":
+			if err := fastjson.Seen(&mask, 4); err != nil {
+				return err
+			}
+			return fjsSliceUint16(s, &v.AllowConnect)
+		case "required":
+			if err := fastjson.Seen(&mask, 5); err != nil {
+				return err
+			}
+			return fjsBool(s, &v.Required)
+		}
+		if err := fastjson.Unknown(k, fjNamesLandlock); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsNetwork(s *fastjson.Scanner, v *Network) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "mode":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsNetworkMode(s, &v.Mode)
+		case "allow":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.Allow)
+		case "deny":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.Deny)
+		case "allowPrivateTargets":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsBool(s, &v.AllowPrivateTargets)
+		case "hosts":
+			if err := fastjson.Seen(&mask, 4); err != nil {
+				return err
+			}
+			return fjsMapStringString(s, &v.Hosts)
+		}
+		if err := fastjson.Unknown(k, fjNamesNetwork); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsPersonality(s *fastjson.Scanner, v *Personality) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Uint(32)
+	*v = Personality(x)
+	return err
+}
+
+func fjsMemoryPolicy(s *fastjson.Scanner, v *MemoryPolicy) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "mode":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsInt(s, &v.Mode)
+		case "flags":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsInt(s, &v.Flags)
+		case "nodes":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsSliceUint(s, &v.Nodes)
+		}
+		if err := fastjson.Unknown(k, fjNamesMemoryPolicy); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsNetDevice(s *fastjson.Scanner, v *NetDevice) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "hostName":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsString(s, &v.HostName)
+		case "name":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Name)
+		}
+		if err := fastjson.Unknown(k, fjNamesNetDevice); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsCgroupsResources(s *fastjson.Scanner, v *cgroups.Resources) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "devices":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsSlicePtrConfigRule(s, &v.Devices)
+		case "memory":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsInt64(s, &v.Memory)
+		case "memory_reservation":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsInt64(s, &v.MemoryReservation)
+		case "memory_swap":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsInt64(s, &v.MemorySwap)
+		case "cpu_shares":
+			if err := fastjson.Seen(&mask, 4); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.CpuShares)
+		case "cpu_quota":
+			if err := fastjson.Seen(&mask, 5); err != nil {
+				return err
+			}
+			return fjsInt64(s, &v.CpuQuota)
+		case "cpu_burst":
+			if err := fastjson.Seen(&mask, 6); err != nil {
+				return err
+			}
+			return fjsPtrUint64(s, &v.CpuBurst)
+		case "cpu_period":
+			if err := fastjson.Seen(&mask, 7); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.CpuPeriod)
+		case "cpu_rt_quota":
+			if err := fastjson.Seen(&mask, 8); err != nil {
+				return err
+			}
+			return fjsInt64(s, &v.CpuRtRuntime)
+		case "cpu_rt_period":
+			if err := fastjson.Seen(&mask, 9); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.CpuRtPeriod)
+		case "cpuset_cpus":
+			if err := fastjson.Seen(&mask, 10); err != nil {
+				return err
+			}
+			return fjsString(s, &v.CpusetCpus)
+		case "cpuset_mems":
+			if err := fastjson.Seen(&mask, 11); err != nil {
+				return err
+			}
+			return fjsString(s, &v.CpusetMems)
+		case "cpu_idle":
+			if err := fastjson.Seen(&mask, 12); err != nil {
+				return err
+			}
+			return fjsPtrInt64(s, &v.CPUIdle)
+		case "pids_limit":
+			if err := fastjson.Seen(&mask, 13); err != nil {
+				return err
+			}
+			return fjsPtrInt64(s, &v.PidsLimit)
+		case "blkio_weight":
+			if err := fastjson.Seen(&mask, 14); err != nil {
+				return err
+			}
+			return fjsUint16(s, &v.BlkioWeight)
+		case "blkio_leaf_weight":
+			if err := fastjson.Seen(&mask, 15); err != nil {
+				return err
+			}
+			return fjsUint16(s, &v.BlkioLeafWeight)
+		case "blkio_weight_device":
+			if err := fastjson.Seen(&mask, 16); err != nil {
+				return err
+			}
+			return fjsSlicePtrCgroupsWeightDevice(s, &v.BlkioWeightDevice)
+		case "blkio_throttle_read_bps_device":
+			if err := fastjson.Seen(&mask, 17); err != nil {
+				return err
+			}
+			return fjsSlicePtrCgroupsThrottleDevice(s, &v.BlkioThrottleReadBpsDevice)
+		case "blkio_throttle_write_bps_device":
+			if err := fastjson.Seen(&mask, 18); err != nil {
+				return err
+			}
+			return fjsSlicePtrCgroupsThrottleDevice(s, &v.BlkioThrottleWriteBpsDevice)
+		case "blkio_throttle_read_iops_device":
+			if err := fastjson.Seen(&mask, 19); err != nil {
+				return err
+			}
+			return fjsSlicePtrCgroupsThrottleDevice(s, &v.BlkioThrottleReadIOPSDevice)
+		case "blkio_throttle_write_iops_device":
+			if err := fastjson.Seen(&mask, 20); err != nil {
+				return err
+			}
+			return fjsSlicePtrCgroupsThrottleDevice(s, &v.BlkioThrottleWriteIOPSDevice)
+		case "freezer":
+			if err := fastjson.Seen(&mask, 21); err != nil {
+				return err
+			}
+			return fjsCgroupsFreezerState(s, &v.Freezer)
+		case "hugetlb_limit":
+			if err := fastjson.Seen(&mask, 22); err != nil {
+				return err
+			}
+			return fjsSlicePtrCgroupsHugepageLimit(s, &v.HugetlbLimit)
+		case "oom_kill_disable":
+			if err := fastjson.Seen(&mask, 23); err != nil {
+				return err
+			}
+			return fjsBool(s, &v.OomKillDisable)
+		case "memory_swappiness":
+			if err := fastjson.Seen(&mask, 24); err != nil {
+				return err
+			}
+			return fjsPtrUint64(s, &v.MemorySwappiness)
+		case "net_prio_ifpriomap":
+			if err := fastjson.Seen(&mask, 25); err != nil {
+				return err
+			}
+			return fjsSlicePtrCgroupsIfPrioMap(s, &v.NetPrioIfpriomap)
+		case "net_cls_classid_u":
+			if err := fastjson.Seen(&mask, 26); err != nil {
+				return err
+			}
+			return fjsUint32(s, &v.NetClsClassid)
+		case "rdma":
+			if err := fastjson.Seen(&mask, 27); err != nil {
+				return err
+			}
+			return fjsMapStringCgroupsLinuxRdma(s, &v.Rdma)
+		case "cpu_weight":
+			if err := fastjson.Seen(&mask, 28); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.CpuWeight)
+		case "unified":
+			if err := fastjson.Seen(&mask, 29); err != nil {
+				return err
+			}
+			return fjsMapStringString(s, &v.Unified)
+		case "memory_check_before_update":
+			if err := fastjson.Seen(&mask, 30); err != nil {
+				return err
+			}
+			return fjsBool(s, &v.MemoryCheckBeforeUpdate)
+		}
+		if err := fastjson.Unknown(k, fjNamesCgroupsResources); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
 }
 
 func fjeTmpfsRoot(b []byte, v *TmpfsRoot) ([]byte, error) {
@@ -1345,6 +2835,607 @@ func fjeCgroupsResources(b []byte, v *cgroups.Resources) ([]byte, error) {
 	return b, err
 }
 
+var fjNamesTmpfsRoot = []string{"size", "symlinks"}
+
+func fjsInt64(s *fastjson.Scanner, v *int64) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Int(64)
+	*v = int64(x)
+	return err
+}
+
+func fjsSliceSymlink(s *fastjson.Scanner, v *[]Symlink) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []Symlink{}
+	err := s.Array(func() error {
+		var e Symlink
+		if err := fjsSymlink(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+var fjNamesNamespace = []string{"type", "path"}
+
+func fjsNamespaceType(s *fastjson.Scanner, v *NamespaceType) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Str()
+	*v = NamespaceType(x)
+	return err
+}
+
+var fjNamesTimeOffset = []string{"secs", "nanosecs"}
+
+func fjsUint32(s *fastjson.Scanner, v *uint32) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Uint(32)
+	*v = uint32(x)
+	return err
+}
+
+var fjNamesIDMap = []string{"containerID", "hostID", "size"}
+
+var fjNamesMount = []string{"source", "destination", "type", "flags", "clearedFlags", "propagationFlags", "data", "copyUp", "recursiveReadonly", "recAttrSet", "recAttrClr", "idmap"}
+
+func fjsSliceInt(s *fastjson.Scanner, v *[]int) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []int{}
+	err := s.Array(func() error {
+		var e int
+		if err := fjsInt(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsPtrMountIDMap(s *fastjson.Scanner, v **MountIDMap) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(MountIDMap)
+	}
+	return fjsMountIDMap(s, *v)
+}
+
+var fjNamesDevice = []string{"type", "path", "major", "minor", "fileMode", "uid", "gid"}
+
+func fjsInt32(s *fastjson.Scanner, v *int32) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Int(32)
+	*v = int32(x)
+	return err
+}
+
+func fjsFsFileMode(s *fastjson.Scanner, v *fs.FileMode) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Uint(32)
+	*v = fs.FileMode(x)
+	return err
+}
+
+func fjsHook(s *fastjson.Scanner, v *Hook) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "path":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Path)
+		case "args":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.Args)
+		case "env":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.Env)
+		case "timeout":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsTimeDuration(s, &v.Timeout)
+		}
+		if err := fastjson.Unknown(k, fjNamesHook); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+var fjNamesUser = []string{"uid", "gid", "additionalGids", "umask"}
+
+func fjsSliceUint32(s *fastjson.Scanner, v *[]uint32) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []uint32{}
+	err := s.Array(func() error {
+		var e uint32
+		if err := fjsUint32(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsPtrUint32(s *fastjson.Scanner, v **uint32) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(uint32)
+	}
+	return fjsUint32(s, *v)
+}
+
+func fjsCapabilities(s *fastjson.Scanner, v *Capabilities) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "bounding":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.Bounding)
+		case "effective":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.Effective)
+		case "inheritable":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.Inheritable)
+		case "permitted":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.Permitted)
+		case "ambient":
+			if err := fastjson.Seen(&mask, 4); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.Ambient)
+		}
+		if err := fastjson.Unknown(k, fjNamesCapabilities); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsRlimit(s *fastjson.Scanner, v *Rlimit) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "type":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsInt(s, &v.Type)
+		case "hard":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.Hard)
+		case "soft":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.Soft)
+		}
+		if err := fastjson.Unknown(k, fjNamesRlimit); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsScheduler(s *fastjson.Scanner, v *Scheduler) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "policy":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsUint32(s, &v.Policy)
+		case "nice":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsInt32(s, &v.Nice)
+		case "priority":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsUint32(s, &v.Priority)
+		case "flags":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.Flags)
+		case "runtime":
+			if err := fastjson.Seen(&mask, 4); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.Runtime)
+		case "deadline":
+			if err := fastjson.Seen(&mask, 5); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.Deadline)
+		case "period":
+			if err := fastjson.Seen(&mask, 6); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.Period)
+		}
+		if err := fastjson.Unknown(k, fjNamesScheduler); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsIOPriority(s *fastjson.Scanner, v *IOPriority) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "class":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsInt(s, &v.Class)
+		case "priority":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsInt(s, &v.Priority)
+		}
+		if err := fastjson.Unknown(k, fjNamesIOPriority); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsCPUAffinity(s *fastjson.Scanner, v *CPUAffinity) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "initial":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsSliceInt(s, &v.Initial)
+		case "final":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsSliceInt(s, &v.Final)
+		}
+		if err := fastjson.Unknown(k, fjNamesCPUAffinity); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+var fjNamesSeccomp = []string{"defaultAction", "defaultErrno", "architectures", "flags", "listenerPath", "listenerMetadata", "syscalls"}
+
+func fjsSeccompAction(s *fastjson.Scanner, v *SeccompAction) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Str()
+	*v = SeccompAction(x)
+	return err
+}
+
+func fjsPtrUint(s *fastjson.Scanner, v **uint) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(uint)
+	}
+	return fjsUint(s, *v)
+}
+
+func fjsSliceSeccompFlag(s *fastjson.Scanner, v *[]SeccompFlag) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []SeccompFlag{}
+	err := s.Array(func() error {
+		var e SeccompFlag
+		if err := fjsSeccompFlag(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsSliceSeccompRule(s *fastjson.Scanner, v *[]SeccompRule) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []SeccompRule{}
+	err := s.Array(func() error {
+		var e SeccompRule
+		if err := fjsSeccompRule(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+var fjNamesLandlock = []string{"readOnly", "readWrite", "restrictNetwork", "allowBind", "allowConnect", "required"}
+
+func fjsSliceUint16(s *fastjson.Scanner, v *[]uint16) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []uint16{}
+	err := s.Array(func() error {
+		var e uint16
+		if err := fjsUint16(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+var fjNamesNetwork = []string{"mode", "allow", "deny", "allowPrivateTargets", "hosts"}
+
+func fjsNetworkMode(s *fastjson.Scanner, v *NetworkMode) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Str()
+	*v = NetworkMode(x)
+	return err
+}
+
+var fjNamesMemoryPolicy = []string{"mode", "flags", "nodes"}
+
+func fjsSliceUint(s *fastjson.Scanner, v *[]uint) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []uint{}
+	err := s.Array(func() error {
+		var e uint
+		if err := fjsUint(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+var fjNamesNetDevice = []string{"hostName", "name"}
+
+var fjNamesCgroupsResources = []string{"devices", "memory", "memory_reservation", "memory_swap", "cpu_shares", "cpu_quota", "cpu_burst", "cpu_period", "cpu_rt_quota", "cpu_rt_period", "cpuset_cpus", "cpuset_mems", "cpu_idle", "pids_limit", "blkio_weight", "blkio_leaf_weight", "blkio_weight_device", "blkio_throttle_read_bps_device", "blkio_throttle_write_bps_device", "blkio_throttle_read_iops_device", "blkio_throttle_write_iops_device", "freezer", "hugetlb_limit", "oom_kill_disable", "memory_swappiness", "net_prio_ifpriomap", "net_cls_classid_u", "rdma", "cpu_weight", "unified", "memory_check_before_update"}
+
+func fjsSlicePtrConfigRule(s *fastjson.Scanner, v *[]*config.Rule) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []*config.Rule{}
+	err := s.Array(func() error {
+		var e *config.Rule
+		if err := fjsPtrConfigRule(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsPtrUint64(s *fastjson.Scanner, v **uint64) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(uint64)
+	}
+	return fjsUint64(s, *v)
+}
+
+func fjsPtrInt64(s *fastjson.Scanner, v **int64) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(int64)
+	}
+	return fjsInt64(s, *v)
+}
+
+func fjsUint16(s *fastjson.Scanner, v *uint16) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Uint(16)
+	*v = uint16(x)
+	return err
+}
+
+func fjsSlicePtrCgroupsWeightDevice(s *fastjson.Scanner, v *[]*cgroups.WeightDevice) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []*cgroups.WeightDevice{}
+	err := s.Array(func() error {
+		var e *cgroups.WeightDevice
+		if err := fjsPtrCgroupsWeightDevice(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsSlicePtrCgroupsThrottleDevice(s *fastjson.Scanner, v *[]*cgroups.ThrottleDevice) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []*cgroups.ThrottleDevice{}
+	err := s.Array(func() error {
+		var e *cgroups.ThrottleDevice
+		if err := fjsPtrCgroupsThrottleDevice(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsCgroupsFreezerState(s *fastjson.Scanner, v *cgroups.FreezerState) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Str()
+	*v = cgroups.FreezerState(x)
+	return err
+}
+
+func fjsSlicePtrCgroupsHugepageLimit(s *fastjson.Scanner, v *[]*cgroups.HugepageLimit) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []*cgroups.HugepageLimit{}
+	err := s.Array(func() error {
+		var e *cgroups.HugepageLimit
+		if err := fjsPtrCgroupsHugepageLimit(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsSlicePtrCgroupsIfPrioMap(s *fastjson.Scanner, v *[]*cgroups.IfPrioMap) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []*cgroups.IfPrioMap{}
+	err := s.Array(func() error {
+		var e *cgroups.IfPrioMap
+		if err := fjsPtrCgroupsIfPrioMap(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsMapStringCgroupsLinuxRdma(s *fastjson.Scanner, v *map[string]cgroups.LinuxRdma) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := map[string]cgroups.LinuxRdma{}
+	err := s.Object(func(k string) error {
+		var e cgroups.LinuxRdma
+		if err := fjsCgroupsLinuxRdma(s, &e); err != nil {
+			return err
+		}
+		out[k] = e
+		return nil
+	})
+	*v = out
+	return err
+}
+
 func fjeSliceSymlink(b []byte, v []Symlink) ([]byte, error) {
 	var err error
 	if v == nil {
@@ -1773,6 +3864,206 @@ func fjeMapStringCgroupsLinuxRdma(b []byte, v map[string]cgroups.LinuxRdma) ([]b
 	return b, err
 }
 
+func fjsSymlink(s *fastjson.Scanner, v *Symlink) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "path":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Path)
+		case "target":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Target)
+		}
+		if err := fastjson.Unknown(k, fjNamesSymlink); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsMountIDMap(s *fastjson.Scanner, v *MountIDMap) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "uidMappings":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsSliceIDMap(s, &v.UIDMappings)
+		case "gidMappings":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsSliceIDMap(s, &v.GIDMappings)
+		case "recursive":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsBool(s, &v.Recursive)
+		}
+		if err := fastjson.Unknown(k, fjNamesMountIDMap); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+var fjNamesHook = []string{"path", "args", "env", "timeout"}
+
+func fjsTimeDuration(s *fastjson.Scanner, v *time.Duration) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Int(64)
+	*v = time.Duration(x)
+	return err
+}
+
+var fjNamesCapabilities = []string{"bounding", "effective", "inheritable", "permitted", "ambient"}
+
+var fjNamesRlimit = []string{"type", "hard", "soft"}
+
+var fjNamesScheduler = []string{"policy", "nice", "priority", "flags", "runtime", "deadline", "period"}
+
+var fjNamesIOPriority = []string{"class", "priority"}
+
+var fjNamesCPUAffinity = []string{"initial", "final"}
+
+func fjsSeccompFlag(s *fastjson.Scanner, v *SeccompFlag) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Str()
+	*v = SeccompFlag(x)
+	return err
+}
+
+func fjsSeccompRule(s *fastjson.Scanner, v *SeccompRule) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "names":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsSliceString(s, &v.Names)
+		case "action":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsSeccompAction(s, &v.Action)
+		case "errno":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsPtrUint(s, &v.Errno)
+		case "args":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsSliceSeccompArg(s, &v.Args)
+		}
+		if err := fastjson.Unknown(k, fjNamesSeccompRule); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsPtrConfigRule(s *fastjson.Scanner, v **config.Rule) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(config.Rule)
+	}
+	return fjsConfigRule(s, *v)
+}
+
+func fjsPtrCgroupsWeightDevice(s *fastjson.Scanner, v **cgroups.WeightDevice) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(cgroups.WeightDevice)
+	}
+	return fjsCgroupsWeightDevice(s, *v)
+}
+
+func fjsPtrCgroupsThrottleDevice(s *fastjson.Scanner, v **cgroups.ThrottleDevice) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(cgroups.ThrottleDevice)
+	}
+	return fjsCgroupsThrottleDevice(s, *v)
+}
+
+func fjsPtrCgroupsHugepageLimit(s *fastjson.Scanner, v **cgroups.HugepageLimit) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(cgroups.HugepageLimit)
+	}
+	return fjsCgroupsHugepageLimit(s, *v)
+}
+
+func fjsPtrCgroupsIfPrioMap(s *fastjson.Scanner, v **cgroups.IfPrioMap) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	if *v == nil {
+		*v = new(cgroups.IfPrioMap)
+	}
+	return fjsCgroupsIfPrioMap(s, *v)
+}
+
+func fjsCgroupsLinuxRdma(s *fastjson.Scanner, v *cgroups.LinuxRdma) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "hca_handles":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsPtrUint32(s, &v.HcaHandles)
+		case "hca_objects":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsPtrUint32(s, &v.HcaObjects)
+		}
+		if err := fastjson.Unknown(k, fjNamesCgroupsLinuxRdma); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
 func fjeSymlink(b []byte, v *Symlink) ([]byte, error) {
 	b = append(b, "{\"path\":"...)
 	b = fastjson.AppendString(b, v.Path)
@@ -1904,6 +4195,187 @@ func fjeCgroupsLinuxRdma(b []byte, v *cgroups.LinuxRdma) ([]byte, error) {
 	return b, err
 }
 
+var fjNamesSymlink = []string{"path", "target"}
+
+var fjNamesMountIDMap = []string{"uidMappings", "gidMappings", "recursive"}
+
+var fjNamesSeccompRule = []string{"names", "action", "errno", "args"}
+
+func fjsSliceSeccompArg(s *fastjson.Scanner, v *[]SeccompArg) error {
+	if s.Null() {
+		*v = nil
+		return nil
+	}
+	out := []SeccompArg{}
+	err := s.Array(func() error {
+		var e SeccompArg
+		if err := fjsSeccompArg(s, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	*v = out
+	return err
+}
+
+func fjsConfigRule(s *fastjson.Scanner, v *config.Rule) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "type":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsConfigType(s, &v.Type)
+		case "major":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsInt64(s, &v.Major)
+		case "minor":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsInt64(s, &v.Minor)
+		case "permissions":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsConfigPermissions(s, &v.Permissions)
+		case "allow":
+			if err := fastjson.Seen(&mask, 4); err != nil {
+				return err
+			}
+			return fjsBool(s, &v.Allow)
+		}
+		if err := fastjson.Unknown(k, fjNamesConfigRule); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsCgroupsWeightDevice(s *fastjson.Scanner, v *cgroups.WeightDevice) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "major":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsInt64(s, &v.BlockIODevice.Major)
+		case "minor":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsInt64(s, &v.BlockIODevice.Minor)
+		case "weight":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsUint16(s, &v.Weight)
+		case "leafWeight":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsUint16(s, &v.LeafWeight)
+		}
+		if err := fastjson.Unknown(k, fjNamesCgroupsWeightDevice); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsCgroupsThrottleDevice(s *fastjson.Scanner, v *cgroups.ThrottleDevice) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "major":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsInt64(s, &v.BlockIODevice.Major)
+		case "minor":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsInt64(s, &v.BlockIODevice.Minor)
+		case "rate":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.Rate)
+		}
+		if err := fastjson.Unknown(k, fjNamesCgroupsThrottleDevice); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsCgroupsHugepageLimit(s *fastjson.Scanner, v *cgroups.HugepageLimit) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "page_size":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Pagesize)
+		case "limit":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.Limit)
+		}
+		if err := fastjson.Unknown(k, fjNamesCgroupsHugepageLimit); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+func fjsCgroupsIfPrioMap(s *fastjson.Scanner, v *cgroups.IfPrioMap) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "interface":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsString(s, &v.Interface)
+		case "priority":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsInt64(s, &v.Priority)
+		}
+		if err := fastjson.Unknown(k, fjNamesCgroupsIfPrioMap); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+var fjNamesCgroupsLinuxRdma = []string{"hca_handles", "hca_objects"}
+
 func fjeSliceSeccompArg(b []byte, v []SeccompArg) ([]byte, error) {
 	var err error
 	if v == nil {
@@ -1979,6 +4451,69 @@ func fjeCgroupsIfPrioMap(b []byte, v *cgroups.IfPrioMap) ([]byte, error) {
 	return b, nil
 }
 
+func fjsSeccompArg(s *fastjson.Scanner, v *SeccompArg) error {
+	if s.Null() {
+		return nil
+	}
+	var mask uint64
+	return s.Object(func(k string) error {
+		switch k {
+		case "index":
+			if err := fastjson.Seen(&mask, 0); err != nil {
+				return err
+			}
+			return fjsUint(s, &v.Index)
+		case "value":
+			if err := fastjson.Seen(&mask, 1); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.Value)
+		case "valueTwo":
+			if err := fastjson.Seen(&mask, 2); err != nil {
+				return err
+			}
+			return fjsUint64(s, &v.ValueTwo)
+		case "op":
+			if err := fastjson.Seen(&mask, 3); err != nil {
+				return err
+			}
+			return fjsSeccompOp(s, &v.Op)
+		}
+		if err := fastjson.Unknown(k, fjNamesSeccompArg); err != nil {
+			return err
+		}
+		return s.Skip()
+	})
+}
+
+var fjNamesConfigRule = []string{"type", "major", "minor", "permissions", "allow"}
+
+func fjsConfigType(s *fastjson.Scanner, v *config.Type) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Int(32)
+	*v = config.Type(x)
+	return err
+}
+
+func fjsConfigPermissions(s *fastjson.Scanner, v *config.Permissions) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Str()
+	*v = config.Permissions(x)
+	return err
+}
+
+var fjNamesCgroupsWeightDevice = []string{"major", "minor", "weight", "leafWeight"}
+
+var fjNamesCgroupsThrottleDevice = []string{"major", "minor", "rate"}
+
+var fjNamesCgroupsHugepageLimit = []string{"page_size", "limit"}
+
+var fjNamesCgroupsIfPrioMap = []string{"interface", "priority"}
+
 func fjeSeccompArg(b []byte, v *SeccompArg) ([]byte, error) {
 	b = append(b, "{\"index\":"...)
 	b = strconv.AppendUint(b, uint64(v.Index), 10)
@@ -1992,4 +4527,15 @@ func fjeSeccompArg(b []byte, v *SeccompArg) ([]byte, error) {
 	b = fastjson.AppendString(b, string(v.Op))
 	b = append(b, '}')
 	return b, nil
+}
+
+var fjNamesSeccompArg = []string{"index", "value", "valueTwo", "op"}
+
+func fjsSeccompOp(s *fastjson.Scanner, v *SeccompOp) error {
+	if s.Null() {
+		return nil
+	}
+	x, err := s.Str()
+	*v = SeccompOp(x)
+	return err
 }

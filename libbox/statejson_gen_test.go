@@ -39,5 +39,7 @@ func generateStateJSON() ([]byte, error) {
 	g := fjgen.New("libbox", reflect.TypeFor[persisted]().PkgPath(), "TestStateJSONGenerated (statejson_gen_test.go)")
 	g.Encoder(reflect.TypeFor[*persisted]())
 	g.Encoder(reflect.TypeFor[*OCIState]())
+	g.Decoder(reflect.TypeFor[persisted](), true)
+	g.Decoder(reflect.TypeFor[stateHead](), true)
 	return g.Source()
 }

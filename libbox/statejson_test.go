@@ -3,10 +3,13 @@ package libbox
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math/rand"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/nanobox-sandbox/nanobox-runc/internal/fastjson"
 )
 
 // nastyStrings are what encoding/json escapes or replaces: HTML, control
@@ -150,8 +153,125 @@ func TestStateJSONMarshalFails(t *testing.T) {
 	}
 }
 
-// FuzzStateJSON: what encoding/json decodes from the input, the
-// generated encoder writes as json.Marshal does.
+// checkStateDecode holds decodeState to encoding/json on doc, for both
+// the whole state and its head: the same value, or the same error. It
+// reports whether the fast path decoded each.
+func checkStateDecode(t *testing.T, doc []byte) (fastFull, fastHead bool) {
+	t.Helper()
+	return checkDecodeAs[persisted](t, doc), checkDecodeAs[stateHead](t, doc)
+}
+
+func checkDecodeAs[T any](t *testing.T, doc []byte) bool {
+	t.Helper()
+	var fast, slow, got T
+	fastErr := fastDecodeState(doc, &fast)
+	slowErr := slowDecodeState(doc, &slow)
+	if fastErr != nil {
+		if !errors.Is(fastErr, fastjson.ErrSlow) {
+			t.Fatalf("%T: the fast path gave %v, not ErrSlow", fast, fastErr)
+		}
+		var zero T
+		if !reflect.DeepEqual(fast, zero) {
+			t.Fatalf("%T: the fast path left a value behind when it gave up on\n%s", fast, doc)
+		}
+	} else {
+		if slowErr != nil {
+			t.Fatalf("%T: the fast path decoded what encoding/json refuses (%v):\n%s", fast, slowErr, doc)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%T: the fast path decoded\n%s\nto %+v, encoding/json to %+v", fast, doc, fast, slow)
+		}
+	}
+	err := decodeState(doc, &got)
+	if (err == nil) != (slowErr == nil) || err != nil && err.Error() != slowErr.Error() || !reflect.DeepEqual(got, slow) {
+		t.Fatalf("%T: decodeState gave %+v, %v; encoding/json %+v, %v", got, got, err, slow, slowErr)
+	}
+	return fastErr == nil
+}
+
+// TestStateJSONDecodeMatchesJSON: every state json.Marshal writes, the
+// fast path decodes, to what encoding/json decodes.
+func TestStateJSONDecodeMatchesJSON(t *testing.T) {
+	for i, st := range testStates(t) {
+		for _, indent := range []bool{false, true} {
+			b, err := json.Marshal(st)
+			if indent {
+				b, err = json.MarshalIndent(st, "", "\t")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if full, head := checkStateDecode(t, b); !full || !head {
+				t.Fatalf("state %d was left to encoding/json (whole: %v, head: %v):\n%s", i, !full, !head, b)
+			}
+		}
+	}
+}
+
+// TestStateJSONLeavesDoubtToJSON: what encoding/json decodes by rules of
+// its own (keys matched without regard to case, merged duplicates,
+// U+FFFD for bad text, what follows the first value), refuses, or decodes
+// into a type the fast path does not handle, the fast path leaves to it.
+func TestStateJSONLeavesDoubtToJSON(t *testing.T) {
+	const created = `"created": "2023-11-14T22:13:20Z"`
+	for _, tc := range []struct {
+		doc  string
+		fast bool
+	}{
+		{`{"id": "c", "initPid": 1, ` + created + `, "config": {"rootfs": "/r"}}`, true},
+		{` {"id": "c", "initPid": 1, "config": null, "cgroupPaths": null} ` + "\n", true},
+		{`{"id": "c", "initPid": 1, "config": {"rootfs": "/r", "namespaces": [], "annotations": {}}, "cgroupPaths": {}}`, true},
+		{`{"id": "c", "initPid": 1, "config": {"rootfs": "/r", "resources": {"memory": -1, "cpu_shares": 18446744073709551615}}}`, true},
+		{`{"id": "c", "initPid": 1, "created": "2023-11-14T22:13:20.123456789+02:00", "config": {}}`, true},
+		{`{"id": "c", "initPid": 1, "config": {"process": {"args": ["sh"], "env": null}}}`, true},
+		// Keys of a newer runtime, or outside the head: skipped.
+		{`{"id": "c", "initPid": 1, "future": {"a": [1, 2.5e-3, true, null, "x"]}, "config": {"rootfs": "/r", "later": -0.0}}`, true},
+		{`null`, true},
+		{`{}`, true},
+
+		{`{"ID": "c", "initPid": 1, "config": {}}`, false},
+		{`{"id": "c", "initpid": 1, "config": {}}`, false},
+		{`{"id": "c", "initPid": 1, "config": {"ROOTFS": "/r"}}`, false},
+		{`{"id": "c", "initPid": 1, "config": {"cgroupspath": "x"}}`, false},
+		{"{\"id\": \"c\", \"init\u017fid\": 1, \"config\": {}}", false},
+		{`{"id": "c", "id": "d", "initPid": 1, "config": {}}`, false},
+		{`{"id": "c", "initPid": 1, "config": {}} x`, false},
+		{`{"id": "c", "initPid": 1, "config": {}} {"id": "d"}`, false},
+		{`{"id": "c", "initPid": 1, "config": {}`, false},
+		{`{"id": "c", "initPid": 1, "config": {},}`, false},
+		{`{"id": "c", "initPid": 1.0, "config": {}}`, false},
+		{`{"id": "c", "initPid": 01, "config": {}}`, false},
+		{`{"id": "c", "initPid": 1e2, "config": {}}`, false},
+		{`{"id": "c", "initPid": "1", "config": {}}`, false},
+		{`{"id": "c", "initPid": 9223372036854775808, "config": {}}`, false},
+		{`{"id": "c", "initStartTime": -1, "initPid": 1, "config": {}}`, false},
+		{`{"id": "c", "initStartTime": -0, "initPid": 1, "config": {}}`, false},
+		{`{"id": 1, "initPid": 1, "config": {}}`, false},
+		{"{\"id\": \"c\xff\", \"initPid\": 1, \"config\": {}}", false},
+		{`{"id": "c\ud800", "initPid": 1, "config": {}}`, false},
+		{`{"id": "c", "initPid": 1, "created": null, "config": {}}`, false},
+		{`{"id": "c", "initPid": 1, "created": "2023-11-14T22:13:20\u005a", "config": {}}`, false},
+		{`{"id": "c", "initPid": 1, "created": "yesterday", "config": {}}`, false},
+		{`{"id": "c", "initPid": 1, "created": 1700000000, "config": {}}`, false},
+		{`{"id": "c", "initPid": 1, "future": [1, 2,], "config": {}}`, false},
+		{`{"id": "c", "initPid": 1, "future": 01, "config": {}}`, false},
+		{`{"id": "c", "initPid": 1, "config": {"rootfs": "/r", "later": {"x": tru}}}`, false},
+		{`{"id": "c", "initPid": 1, "config": []}`, false},
+		{`[]`, false},
+		{``, false},
+		{`   `, false},
+		{"\ufeff{}", false},
+	} {
+		full, head := checkStateDecode(t, []byte(tc.doc))
+		if full != tc.fast || head != tc.fast {
+			t.Errorf("%s: decoded by the fast path: whole %v, head %v; want %v", tc.doc, full, head, tc.fast)
+		}
+	}
+}
+
+// FuzzStateJSON: whatever the input, the fast path decodes it as
+// encoding/json does or leaves it to it; and what encoding/json decodes,
+// the generated encoder writes as json.Marshal does.
 func FuzzStateJSON(f *testing.F) {
 	r := rand.New(rand.NewSource(3))
 	for i := range 4 {
@@ -166,6 +286,7 @@ func FuzzStateJSON(f *testing.F) {
 	}
 	f.Add([]byte(`{"id": "c", "initPid": 1, "created": "2023-11-14T22:13:20Z", "config": {"rootfs": "/r", "x": [1]}}`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
+		checkStateDecode(t, doc)
 		var st persisted
 		if json.Unmarshal(doc, &st) != nil {
 			return
