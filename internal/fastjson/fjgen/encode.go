@@ -19,7 +19,6 @@ func (g *Gen) Encoder(root reflect.Type) string {
 	if err := checkAcyclic(root, nil, map[reflect.Type]bool{}); err != nil {
 		g.fail("%w", err)
 	}
-	g.use("strconv")
 	return g.encoder(root)
 }
 
@@ -74,10 +73,13 @@ func (g *Gen) value(t reflect.Type, x string) string {
 	case reflect.String:
 		return fmt.Sprintf("b = fastjson.AppendString(b, %s)", as("string"))
 	case reflect.Bool:
+		g.use("strconv")
 		return fmt.Sprintf("b = strconv.AppendBool(b, %s)", as("bool"))
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		g.use("strconv")
 		return fmt.Sprintf("b = strconv.AppendInt(b, %s, 10)", as("int64"))
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		g.use("strconv")
 		return fmt.Sprintf("b = strconv.AppendUint(b, %s, 10)", as("uint64"))
 	case reflect.Struct:
 		return fmt.Sprintf("if b, err = %s(b, &%s); err != nil {\nreturn b, err\n}", g.encoder(t), x)
@@ -234,6 +236,9 @@ func (g *Gen) keep(f field) string {
 			conds = append(conds, x+" != 0")
 		case reflect.Pointer, reflect.Interface:
 			conds = append(conds, x+" != nil")
+		case reflect.Float32, reflect.Float64:
+			// reflect's IsZero, which encoding/json asks: -0 is empty too.
+			conds = append(conds, x+" != 0")
 		case reflect.Struct:
 			// Never empty.
 		default:
@@ -260,6 +265,8 @@ func (g *Gen) keep(f field) string {
 				conds = append(conds, x)
 			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 				reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+				conds = append(conds, x+" != 0")
+			case reflect.Float32, reflect.Float64:
 				conds = append(conds, x+" != 0")
 			case reflect.Struct:
 				if !f.t.Comparable() {

@@ -142,6 +142,8 @@ func (g *Gen) typeName(t reflect.Type) string {
 		return "*" + g.typeName(t.Elem())
 	case reflect.Slice:
 		return "[]" + g.typeName(t.Elem())
+	case reflect.Array:
+		return fmt.Sprintf("[%d]%s", t.Len(), g.typeName(t.Elem()))
 	case reflect.Map:
 		return "map[" + g.typeName(t.Key()) + "]" + g.typeName(t.Elem())
 	case reflect.Interface:
@@ -166,6 +168,8 @@ func (g *Gen) funcName(t reflect.Type) string {
 		return "Ptr" + g.funcName(t.Elem())
 	case t.Kind() == reflect.Slice:
 		return "Slice" + g.funcName(t.Elem())
+	case t.Kind() == reflect.Array:
+		return fmt.Sprintf("Array%d%s", t.Len(), g.funcName(t.Elem()))
 	case t.Kind() == reflect.Map:
 		return "Map" + g.funcName(t.Key()) + g.funcName(t.Elem())
 	case t.Kind() == reflect.Interface && t.NumMethod() == 0:
