@@ -34,7 +34,7 @@ package libbox
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/hex"
 	"io"
 	"os"
 	"strconv"
@@ -67,10 +67,8 @@ func waiterAllowed() bool {
 // execWaiter executes the waiter; it returns only when it could not, with
 // every descriptor as it was.
 func execWaiter(sock *syncSocket, fifoFd, exeFd int, cwd string, env []string) error {
-	ready, err := json.Marshal(syncMsg{Type: syncReady})
-	if err != nil {
-		return err
-	}
+	// In hex: the codec's bytes include NUL, which argv cannot carry.
+	ready := hex.EncodeToString(encodeSyncMsg(&syncMsg{Type: syncReady}))
 	mem, err := unix.MemfdCreate("nanobox-start", unix.MFD_CLOEXEC)
 	if err != nil {
 		return err
@@ -78,7 +76,7 @@ func execWaiter(sock *syncSocket, fifoFd, exeFd int, cwd string, env []string) e
 	defer unix.Close(mem)
 	sockFd := int(sock.f.Fd())
 	fds := []int{fifoFd, mem, exeFd, sockFd}
-	args := []string{waiterArgv0, strconv.Itoa(fifoFd), strconv.Itoa(mem), strconv.Itoa(exeFd), strconv.Itoa(sockFd), cwd, string(ready)}
+	args := []string{waiterArgv0, strconv.Itoa(fifoFd), strconv.Itoa(mem), strconv.Itoa(exeFd), strconv.Itoa(sockFd), cwd, ready}
 	for _, fd := range fds {
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
 			cloexec(fds)

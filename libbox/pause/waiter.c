@@ -129,12 +129,42 @@ static void nb_resume(char **argv, int memfd, const char *buf, size_t n)
 	_exit(1);
 }
 
+static int nb_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+// nb_unhex decodes the hex string s into out (at most cap bytes): the
+// ready message is in the runtime's binary codec, whose bytes include NUL,
+// so argv carries it in hex. -1 when s is not lowercase hex that fits.
+static ssize_t nb_unhex(const char *s, char *out, size_t cap)
+{
+	size_t n = strlen(s), i;
+
+	if (n % 2 != 0 || n / 2 > cap)
+		return -1;
+	for (i = 0; i < n / 2; i++) {
+		int hi = nb_hexval(s[2 * i]), lo = nb_hexval(s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i] = (char)(hi << 4 | lo);
+	}
+	return (ssize_t)i;
+}
+
 // argv: NB_WAITER_ARGV0 fifo-fd memfd exe-fd sync-fd cwd ready-message
+// (the message in hex)
 __attribute__((constructor)) static void nanobox_waiter(int argc, char **argv)
 {
 	int fifo, memfd, exefd, sock, i;
-	char hdr[5], *buf, *p, *end, *strs, *path, **args, *pathenv = NULL;
+	char hdr[5], ready[256], *buf, *p, *end, *strs, *path, **args, *pathenv = NULL;
 	size_t n, total, count, flen;
+	ssize_t rn;
 
 	if (argc != 7 || strcmp(argv[0], NB_WAITER_ARGV0) != 0)
 		return;
@@ -150,8 +180,8 @@ __attribute__((constructor)) static void nanobox_waiter(int argc, char **argv)
 	fcntl(memfd, F_SETFD, FD_CLOEXEC);
 	fcntl(exefd, F_SETFD, FD_CLOEXEC);
 	// Ready: the parent now takes the sandbox as made.
-	n = strlen(argv[6]);
-	if (write(sock, argv[6], n) != (ssize_t)n)
+	rn = nb_unhex(argv[6], ready, sizeof(ready));
+	if (rn <= 0 || write(sock, ready, (size_t)rn) != rn)
 		_exit(1);
 	close(sock);
 
