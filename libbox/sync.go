@@ -3,7 +3,9 @@ package libbox
 // The parent (create/run/exec) and the container's init talk over one
 // AF_UNIX SOCK_SEQPACKET socketpair. Every message is one packet. The first
 // exchange happens in C before the Go runtime of init starts (libbox/nsenter,
-// plain text lines); the rest is JSON syncMsg packets, described here.
+// plain text lines); the rest is syncMsg packets in the binary codec
+// (codec.go; a pooled sandbox's waiter sends init's ready message as init
+// encoded it), described here.
 //
 //	who     type          payload                 meaning / reply
 //	------  ------------  ----------------------  ----------------------------------------
@@ -12,9 +14,8 @@ package libbox
 //	parent  usermap-ok    -                       ... done
 //	C       pid=N         -                       init's pid; the C stage has exited
 //	C       error=TEXT    -                       the C stage failed
-//	parent  config        initConfig              what init must set up; binary
-//	                      (codec.go), not JSON    (its first byte, codecVersion,
-//	                                              is never a JSON message's '{')
+//	parent  config        initConfig              what init must set up (a kind
+//	                                              of its own in the codec)
 //	parent  (mount trees) 1-byte packet with      the bind sources the runtime
 //	                      fds (SCM_RIGHTS)        opened, when MountSources
 //	                                              lists any (mountsrc_linux.go)
