@@ -154,6 +154,27 @@ func checkCodecRoundTrip[T any](t *testing.T, what string, v *T, roundTrip func(
 	}
 }
 
+// presetConfigs are the container configs of the default sandbox and of
+// each preset, by name.
+func presetConfigs(t *testing.T) map[string]*Config {
+	t.Helper()
+	dir := t.TempDir()
+	out := map[string]*Config{}
+	for name, opts := range map[string]Options{
+		"default":        {},
+		"agent-executor": AgentExecutor(dir),
+		"code-judge":     CodeJudge(dir),
+		"data-analysis":  DataAnalysis(dir, dir),
+	} {
+		cfg, _, err := ContainerConfig(opts, "", []string{"/bin/true"})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = cfg
+	}
+	return out
+}
+
 func initConfigRoundTrip(ic *initConfig) (*initConfig, error) {
 	return decodeInitConfig(encodeInitConfig(ic))
 }
@@ -240,17 +261,7 @@ func TestCodecMatchesJSON(t *testing.T) {
 	} {
 		checkCodecRoundTrip(t, string(m.Type), &m, syncMsgRoundTrip)
 	}
-	dir := t.TempDir()
-	for name, opts := range map[string]Options{
-		"default":        {},
-		"agent-executor": AgentExecutor(dir),
-		"code-judge":     CodeJudge(dir),
-		"data-analysis":  DataAnalysis(dir, dir),
-	} {
-		cfg, _, err := ContainerConfig(opts, "", []string{"/bin/true"})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+	for name, cfg := range presetConfigs(t) {
 		state := ociState("x", cfg, Creating, 1, time.Now().UTC(), "root")
 		checkCodecRoundTrip(t, name, &initConfig{Config: cfg, ID: "x", State: state}, initConfigRoundTrip)
 		checkCodecRoundTrip(t, name, &execConfig{Process: &cfg.Process, Seccomp: cfg.Seccomp, Landlock: cfg.Landlock, State: []byte("{}")}, execConfigRoundTrip)

@@ -76,17 +76,7 @@ func testStates(t *testing.T) []*persisted {
 		}
 		out = append(out, st)
 	}
-	dir := t.TempDir()
-	for name, opts := range map[string]Options{
-		"default":        {},
-		"agent-executor": AgentExecutor(dir),
-		"code-judge":     CodeJudge(dir),
-		"data-analysis":  DataAnalysis(dir, dir),
-	} {
-		cfg, _, err := ContainerConfig(opts, "", []string{"/bin/true"})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+	for _, cfg := range presetConfigs(t) {
 		out = append(out, &persisted{
 			ID: "c1", InitPid: 42, InitStartTime: 12345, Created: time.Now().UTC(), Owner: "root",
 			Config: cfg, CgroupPaths: map[string]string{"": "/sys/fs/cgroup/c1"},
