@@ -183,9 +183,10 @@ func (d *binDecoder) time() time.Time {
 	return t
 }
 
-// encodeBinary prefixes what enc writes with the codec's version and kind.
-func encodeBinary(kind byte, enc func(*binEncoder)) []byte {
-	e := binEncoder{b: make([]byte, 0, 4096)}
+// encodeBinary prefixes what enc writes with the codec's version and kind,
+// in a buffer of size bytes to start with.
+func encodeBinary(kind byte, size int, enc func(*binEncoder)) []byte {
+	e := binEncoder{b: make([]byte, 0, size)}
 	e.b = append(e.b, codecVersion, kind)
 	enc(&e)
 	return e.b
@@ -206,7 +207,7 @@ func decodeBinary(b []byte, kind byte, dec func(*binDecoder)) error {
 }
 
 func encodeInitConfig(ic *initConfig) []byte {
-	return encodeBinary(codecInitConfig, func(e *binEncoder) { e.encInitConfig(ic) })
+	return encodeBinary(codecInitConfig, 4096, func(e *binEncoder) { e.encInitConfig(ic) })
 }
 
 func decodeInitConfig(b []byte) (*initConfig, error) {
@@ -218,7 +219,7 @@ func decodeInitConfig(b []byte) (*initConfig, error) {
 }
 
 func encodeExecConfig(ec *execConfig) []byte {
-	return encodeBinary(codecExecConfig, func(e *binEncoder) { e.encExecConfig(ec) })
+	return encodeBinary(codecExecConfig, 4096, func(e *binEncoder) { e.encExecConfig(ec) })
 }
 
 func decodeExecConfig(b []byte) (*execConfig, error) {
@@ -230,7 +231,9 @@ func decodeExecConfig(b []byte) (*execConfig, error) {
 }
 
 func encodeSyncMsg(m *syncMsg) []byte {
-	return encodeBinary(codecSyncMsg, func(e *binEncoder) { e.encSyncMsg(m) })
+	// Most messages are a type and a few fields (a config or an exec
+	// has its own kind): a log message under --debug took 4 KB each.
+	return encodeBinary(codecSyncMsg, 128, func(e *binEncoder) { e.encSyncMsg(m) })
 }
 
 // decodeSyncBinary is the sync message a packet carries: a config, an
