@@ -30,6 +30,7 @@ help:
 	@echo "make test-cgroup2          the cgroup suites on a pure cgroup v2 kernel (QEMU VM), root and rootless"
 	@echo "make runtime-tools         the OCI runtime-tools validation suite against \$$RUNTIME (root; ~2 min)"
 	@echo "make runc-integration      runc v1.3.0's own bats suite against \$$RUNTIME (root)"
+	@echo "make critest               Kubernetes' CRI validation suite (critest) via containerd against \$$RUNTIME (root; ~3 min)"
 	@echo "make bench                 time '$(BINARY) run' against runc, the sandbox against bwrap"
 	@echo "make lint                  gofmt and go vet"
 	@echo "make demo                  run a program in a sandbox with no bundle"
@@ -220,3 +221,10 @@ runtime-tools: build
 .PHONY: runc-integration
 runc-integration: build
 	scripts/runc-integration.sh $(RUNC_SUITES)
+
+# Kubernetes' CRI validation suite (critest, built from the Go module proxy)
+# through containerd's CRI plugin with the README's runtime handler; images
+# from a local registry (tests/integration/critest). Root; not in .ci/run.
+.PHONY: critest
+critest: build
+	scripts/critest.sh

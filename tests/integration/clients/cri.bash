@@ -134,6 +134,9 @@ cri_start() {
 
 	EOF
 	cri_handler_toml >>"$d/config.toml" || return 1
+	# CRI_EXTRA_TOML: more of containerd's config from the caller (the
+	# critest run's registry mirrors).
+	[[ -z "${CRI_EXTRA_TOML:-}" ]] || printf '%s\n' "$CRI_EXTRA_TOML" >>"$d/config.toml"
 	nsenter --net="/run/netns/$CRI_NETNS" containerd --config "$d/config.toml" --log-level debug \
 		</dev/null >"$d/containerd.log" 2>&1 3>&- &
 	echo $! >"$d/containerd.pid"
