@@ -125,12 +125,17 @@ setup_file() {
 	local img="$BATS_FILE_TMPDIR/images" e=e2e-test-images k=k8s-staging-cri-tools
 	mkdir -p "$img"
 	critest_images "$img" || return 1
-	# Both registries critest names are this one.
-	export CRI_EXTRA_TOML='
-[plugins."io.containerd.grpc.v1.cri".registry.mirrors."registry.k8s.io"]
-  endpoint = ["http://127.0.0.1:5000"]
-[plugins."io.containerd.grpc.v1.cri".registry.mirrors."gcr.io"]
-  endpoint = ["http://127.0.0.1:5000"]'
+	# Both registries critest names are this one (hosts.toml, which
+	# containerd 1.6 and 2.x both read).
+	local h
+	for h in registry.k8s.io gcr.io; do
+		mkdir -p "$BATS_FILE_TMPDIR/certs.d/$h"
+		printf 'server = "http://127.0.0.1:5000"\n[host."http://127.0.0.1:5000"]\n  capabilities = ["pull", "resolve"]\n' \
+			>"$BATS_FILE_TMPDIR/certs.d/$h/hosts.toml"
+	done
+	export CRI_EXTRA_TOML="
+[plugins.\"io.containerd.grpc.v1.cri\".registry]
+  config_path = \"$BATS_FILE_TMPDIR/certs.d\""
 	cri_start "$BATS_FILE_TMPDIR/cri" || return 1
 	nsenter --net="/run/netns/$CRI_NETNS" "$CRITEST_REGISTRY" -addr 127.0.0.1:5000 \
 		"$e/busybox:1.29-2=$img/busybox.tar=$img/busybox.json" \
