@@ -800,6 +800,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts, configS
 	sp.exe = exe
 	sp.clone = cloneFlags &^ unix.CLONE_NEWCGROUP
 	sp.joins = joins
+	sp.oomScoreAdj = cfg.Process.OOMScoreAdj
 	for _, clock := range slices.Sorted(maps.Keys(cfg.TimeOffsets)) {
 		o := cfg.TimeOffsets[clock]
 		sp.offsets = append(sp.offsets, nsenter.TimeOffset{Clock: clock, Secs: o.Secs, Nanosecs: o.Nanosecs})

@@ -137,6 +137,12 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 		sp.joins = append(sp.joins, nsenter.Join{Kind: f.kind, Path: "/proc/self/fd/" + strconv.Itoa(sp.add(f.file))})
 	}
 	sp.exe = exe
+	// As runc: the container's oom_score_adj, unless the process sets its
+	// own (otherwise it would keep its caller's, a shim's -998 say).
+	sp.oomScoreAdj = p.OOMScoreAdj
+	if sp.oomScoreAdj == nil {
+		sp.oomScoreAdj = cfg.Process.OOMScoreAdj
+	}
 	sp.affinity, sp.ownAffinity = p.ExecCPUAffinity, true
 	sp.log = opts.Log
 	// The process is born in the container's cgroup, as init is (see

@@ -32,6 +32,9 @@ type spawnSpec struct {
 	joins []nsenter.Join
 	// offsets are the clock offsets of a new time namespace.
 	offsets []nsenter.TimeOffset
+	// oomScoreAdj, when not nil, is set by the stage before it joins or
+	// makes any namespace (nsenter.Bootstrap.OOMScoreAdj).
+	oomScoreAdj *int
 	// affinity pins the stage while it starts (exec's execCPUAffinity).
 	affinity *CPUAffinity
 	// ownAffinity: the stage (and so the process it forks) does not keep
@@ -110,7 +113,7 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 		}
 	}()
 	syncFd := s.add(childSock)
-	boot := nsenter.Bootstrap{Clone: s.clone, Joins: s.joins, Offsets: s.offsets}
+	boot := nsenter.Bootstrap{Clone: s.clone, Joins: s.joins, Offsets: s.offsets, OOMScoreAdj: s.oomScoreAdj}
 	for _, t := range s.cgroupTasks {
 		boot.Cgroups = append(boot.Cgroups, nsenter.CgroupFd{Fd: s.add(t.f), Path: t.path})
 	}

@@ -155,6 +155,10 @@ type Bootstrap struct {
 	Offsets []TimeOffset
 	// Cgroups are the cgroup v1 tasks files the child joins first.
 	Cgroups []CgroupFd
+	// OOMScoreAdj, when not nil, is the oom_score_adj the child sets right
+	// after joining the cgroups, before any namespace: in a user namespace
+	// it could not (see nb_set_oom_score_adj in nsexec.c).
+	OOMScoreAdj *int
 }
 
 // BootstrapMessage encodes the bootstrap message: the namespaces to create
@@ -182,6 +186,9 @@ func (bs Bootstrap) Message() []byte {
 		default:
 			b.WriteString("cgroupfd=" + strconv.Itoa(c.Fd) + ":" + c.Path + "\n")
 		}
+	}
+	if bs.OOMScoreAdj != nil {
+		b.WriteString("oomscoreadj=" + strconv.Itoa(*bs.OOMScoreAdj) + "\n")
 	}
 	for _, j := range bs.Joins {
 		switch {

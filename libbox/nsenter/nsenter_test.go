@@ -568,6 +568,10 @@ func TestBadBootstrap(t *testing.T) {
 		{"empty path", "join=net:\n", "bootstrap: empty path to join for net"},
 		{"twice", "join=net:/a\njoin=net:/b\n", "bootstrap: net namespace joined twice"},
 		{"nul", "clone=0\x00\n", "bootstrap: message contains a NUL byte"},
+		{"oom out of range", "clone=0\noomscoreadj=1001\n", `bootstrap: bad oomscoreadj "1001"`},
+		{"oom not a number", "clone=0\noomscoreadj=5x\n", `bootstrap: bad oomscoreadj "5x"`},
+		{"oom empty", "clone=0\noomscoreadj=\n", `bootstrap: bad oomscoreadj ""`},
+		{"oom twice", "clone=0\noomscoreadj=1\noomscoreadj=2\n", `bootstrap: bad oomscoreadj "2"`},
 		{"empty", "", "bootstrap: empty message or init pipe closed"},
 		{"too big", strings.Repeat("\n", MaxBootstrapSize+1), "bootstrap: message of 65537 bytes is over the limit of 65536"},
 	} {
@@ -616,6 +620,10 @@ func TestBootstrapMessage(t *testing.T) {
 	got = string(BootstrapMessage(0, nil, TimeOffset{"monotonic", -5, 7}, TimeOffset{"realtime", 1, 0}))
 	if want := "clone=0\ntimeoffset=monotonic -5 7\ninvalid=unknown clock \"realtime\" for a time namespace offset\n"; got != want {
 		t.Errorf("offsets: got %q, want %q", got, want)
+	}
+	adj := -17
+	if got := string(Bootstrap{OOMScoreAdj: &adj}.Message()); got != "clone=0\noomscoreadj=-17\n" {
+		t.Errorf("oomScoreAdj: got %q", got)
 	}
 	for _, j := range []Join{{"net", ""}, {"net", "/a\nb"}, {"net", "/a\x00"}, {"network", "/a"}, {"net:/x\njoin=mnt", "/y"}} {
 		got := string(BootstrapMessage(0, []Join{j}))

@@ -152,6 +152,9 @@ static const char *nb_kind_name(int flag)
 
 // The timeoffset lines of the bootstrap message, "<clock> <secs> <nsecs>".
 #define NB_MAX_OFFSETS 2
+// nb_oom is the oom_score_adj to set ("oomscoreadj="), or NULL.
+static const char *nb_oom;
+
 static const char *nb_offsets[NB_MAX_OFFSETS];
 static int nb_noffsets;
 
@@ -268,6 +271,16 @@ static void nb_parse(size_t len, unsigned long *clone_flags, char *paths[NB_NKIN
 			if (nb_noffsets == NB_MAX_OFFSETS)
 				nb_fail("bootstrap: more than %d time offsets", NB_MAX_OFFSETS);
 			nb_offsets[nb_noffsets++] = val;
+		} else if (strcmp(key, "oomscoreadj") == 0) {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(val, &end, 10);
+			if (nb_oom != NULL || *val == '\0' || *end != '\0' || errno != 0 ||
+			    v < -1000 || v > 1000)
+				nb_fail("bootstrap: bad oomscoreadj \"%.200s\"", val);
+			nb_oom = val;
 		} else if (strcmp(key, "cgroupfd") == 0) {
 			nb_parse_cgroupfd(val);
 		} else if (strcmp(key, "invalid") == 0) {
@@ -386,6 +399,30 @@ static void nb_unshare(unsigned long flags)
 		strcat(names, nb_kinds[i].name);
 	}
 	nb_bail("unshare %s", names);
+}
+
+// nb_set_oom_score_adj writes oom_score_adj before any namespace is joined
+// or created (runc does the same), for the process and all it forks. Later
+// it could not be written at all when there is a user namespace that maps 0
+// to another id: setresuid 0 there makes us non-dumpable, and the /proc
+// files of a non-dumpable task belong to host root. /proc is still the
+// runtime's here.
+static void nb_set_oom_score_adj(void)
+{
+	size_t len = strlen(nb_oom);
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		nb_bail("set oom_score_adj: open /proc/self/oom_score_adj");
+	if (write(fd, nb_oom, len) != (ssize_t)len) {
+		int err = errno;
+
+		if (err == EACCES || err == EPERM)
+			nb_fail("set oom_score_adj: write %s: %s: lowering oom_score_adj needs CAP_SYS_RESOURCE; "
+				"raise or unset process.oomScoreAdj", nb_oom, nb_strerror(err));
+		nb_bail("set oom_score_adj: write %s", nb_oom);
+	}
+	close(fd);
 }
 
 // nb_open_offsets opens /proc/self/timens_offsets before any namespace is
@@ -509,6 +546,8 @@ __attribute__((constructor)) static void nanobox_nsenter(int argc, char **argv)
 	// Step 0: the container's cgroups, before anything is done in them
 	// (and charged to them) or any namespace is entered.
 	nb_join_cgroups();
+	if (nb_oom != NULL)
+		nb_set_oom_score_adj();
 
 	if (nb_noffsets > 0) {
 		if (!(clone_flags & CLONE_NEWTIME))

@@ -261,6 +261,21 @@ process_json() {
 	[ "$status" -ne 0 ]
 }
 
+@test "exec: the process gets the container's oomScoreAdj unless its own process sets one (runc)" {
+	update_config '.process.oomScoreAdj = 123'
+	run_detached
+	# Not the runtime's own (a shim's -998, say): the container's, as runc.
+	runtime exec "$CID" cat /proc/self/oom_score_adj
+	[ "$status" -eq 0 ]
+	[ "$output" = 123 ]
+	is_runc && return 0 # runc takes the container's even then
+	local proc="$BATS_TEST_TMPDIR/process.json"
+	process_json "$proc" '.args = ["cat", "/proc/self/oom_score_adj"] | .oomScoreAdj = 200'
+	runtime exec --process "$proc" "$CID"
+	[ "$status" -eq 0 ]
+	[ "$output" = 200 ]
+}
+
 @test "exec: process.scheduler, ioPriority and execCPUAffinity" {
 	requires nanobox
 	use_sysprobe

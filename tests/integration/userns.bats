@@ -289,6 +289,20 @@ locked_host_mount() {
 	assert_nothing_left "$CID"
 }
 
+@test "userns: process.oomScoreAdj with a user namespace, in init and in exec (runc)" {
+	# Rootful, root inside is 100000 outside: once the nsenter stage has
+	# become it, its /proc/self files are host root's, so oom_score_adj
+	# is written before (containerd's pods with hostUsers: false).
+	is_rootless || rootful_userns
+	update_config '.process.oomScoreAdj = 123'
+	run_detached
+	runtime exec "$CID" sh -c 'cat /proc/1/oom_score_adj /proc/self/oom_score_adj; cat /proc/self/uid_map'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 123 ]
+	[ "${lines[1]}" = 123 ]
+	[ "$(tail -n1 <<<"$output" | norm)" != "0 0 4294967295" ]
+}
+
 @test "userns: a new time namespace with linux.timeOffsets, owned by the container's user namespace" {
 	skip_if_runc "runc 1.1.5 has no time namespace (1.2 has)"
 	[[ -e /proc/self/ns/time ]] || skip "the kernel has no time namespaces (Linux 5.6+)"
