@@ -99,6 +99,9 @@ critest_images() {
 	# predefined-group: user 1000 in group 50000, which only the image's
 	# /etc/group names.
 	cp -a "$r" "$d/group"
+	# Without the base's own uid 1000 ("user", in group "extra").
+	sed -i '/^user:/d' "$d/group/etc/passwd"
+	sed -i '/^user:/d; /^extra:/d' "$d/group/etc/group"
 	echo 'default-user:x:1000:1000::/home/default-user:/bin/sh' >>"$d/group/etc/passwd"
 	printf 'default-user:x:1000:\ngroup-defined-in-image:x:50000:default-user\n' >>"$d/group/etc/group"
 	mkdir -p "$d/group/home/default-user" && chown 1000:1000 "$d/group/home/default-user"
@@ -136,6 +139,9 @@ setup_file() {
 	export CRI_EXTRA_TOML="
 [plugins.\"io.containerd.grpc.v1.cri\".registry]
   config_path = \"$BATS_FILE_TMPDIR/certs.d\""
+	# A pod with its own user namespace (hostUsers: false) has its bundle
+	# under containerd's state, here: its mapped root must get there.
+	chmod o+x "$BATS_RUN_TMPDIR" "$BATS_FILE_TMPDIR"
 	cri_start "$BATS_FILE_TMPDIR/cri" || return 1
 	nsenter --net="/run/netns/$CRI_NETNS" "$CRITEST_REGISTRY" -addr 127.0.0.1:5000 \
 		"$e/busybox:1.29-2=$img/busybox.tar=$img/busybox.json" \
