@@ -224,7 +224,7 @@ runc-integration: build
 
 # Kubernetes' CRI validation suite (critest, built from the Go module proxy)
 # through containerd's CRI plugin with the README's runtime handler; images
-# from a local registry (tests/integration/critest). Root; not in .ci/run.
+# from a local registry (tests/integration/critest). Root; .ci/run runs it.
 .PHONY: critest
 critest: build
 	scripts/critest.sh

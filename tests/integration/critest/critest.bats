@@ -6,7 +6,7 @@
 # pulls (registry.k8s.io/e2e-test-images/..., gcr.io/k8s-staging-cri-tools/...),
 # images made here from busybox-static. Run through scripts/critest.sh
 # (`make critest`), which builds critest and the registry and sets
-# CRITEST_BIN, CRITEST_REGISTRY and CRITEST_OUT. Not part of .ci/run.
+# CRITEST_BIN, CRITEST_REGISTRY and CRITEST_OUT; .ci/run runs it.
 
 load ../helpers
 load ../clients/clients
