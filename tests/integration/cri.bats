@@ -37,13 +37,8 @@ setup_file() {
 
 teardown_file() {
 	cri_stop
-	# A cgroup a failed test's pod or container left (each is the one name
-	# "<slice>:cri-containerd:<id>"; the teardown test checks for none).
-	local d
-	for d in $(find /sys/fs/cgroup -mindepth 1 -maxdepth 6 -type d -name "$CRI_SLICE*" 2>/dev/null | sort -r); do
-		rmdir "$d" 2>/dev/null
-	done
-	return 0
+	# The teardown test checks that none is left.
+	cri_remove_slices
 }
 
 setup() {

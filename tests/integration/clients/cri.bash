@@ -298,3 +298,13 @@ wait_ctr_state() {
 cri_ctr_pid() {
 	crictl_cmd inspect -o json "$1" | jq -r .info.pid
 }
+
+# cri_remove_slices: the cgroups that a failed test's pod or container left
+# (each is the one name "<slice>:cri-containerd:<id>").
+cri_remove_slices() {
+	local d
+	for d in $(find /sys/fs/cgroup -mindepth 1 -maxdepth 6 -type d -name "$CRI_SLICE*" 2>/dev/null | sort -r); do
+		rmdir "$d" 2>/dev/null
+	done
+	return 0
+}

@@ -161,11 +161,7 @@ setup_file() {
 teardown_file() {
 	[[ ! -f "${CRI_DIR:-}/registry.pid" ]] || kill "$(cat "$CRI_DIR/registry.pid")" 2>/dev/null
 	cri_stop
-	local d
-	for d in $(find /sys/fs/cgroup -mindepth 1 -maxdepth 6 -type d -name "$CRI_SLICE*" 2>/dev/null | sort -r); do
-		rmdir "$d" 2>/dev/null
-	done
-	return 0
+	cri_remove_slices
 }
 
 @test "critest: the CRI validation suite on the nanobox handler" {
