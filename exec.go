@@ -183,7 +183,8 @@ func execSpec(c *cli.Context, cfg *libbox.Config) (*libbox.Process, error) {
 	p.Args = c.Args().Slice()[1:]
 	p.Terminal = c.Bool("tty")
 	p.ConsoleWidth, p.ConsoleHeight = 0, 0
-	// oom_score_adj is inherited from the container, not set again.
+	// Left unset: libbox gives an exec'd process the container's
+	// oom_score_adj, as runc, unless its process object sets its own.
 	p.OOMScoreAdj = nil
 	p.Env = append([]string(nil), base.Env...)
 	for _, kv := range c.StringSlice("env") {
