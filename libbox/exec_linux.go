@@ -299,6 +299,8 @@ func initExec(sock *syncSocket, ec *execConfig) error {
 		}
 	}
 	p := ec.Process
+	// Set by the nsenter stage already (see Exec).
+	p.OOMScoreAdj = nil
 	pe, err := prepareProcess(p, ec.ConsoleSocketFd, false, ec.Rootless,
 		containerSettings{ec.Seccomp, ec.Landlock, ec.Personality, ec.MemoryPolicy, nil})
 	if err != nil {

@@ -111,15 +111,10 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	if err := setParentDeathSignal(cfg.ParentDeathSignal); err != nil {
 		return err
 	}
-	// oom_score_adj is written while init is still dumpable: a
-	// non-dumpable process's /proc files belong to the host's root, and a
-	// rootless init could no longer open its own.
-	if adj := cfg.Process.OOMScoreAdj; adj != nil {
-		if err := setOOMScoreAdj(*adj); err != nil {
-			return err
-		}
-		cfg.Process.OOMScoreAdj = nil
-	}
+	// oom_score_adj is already set: the nsenter stage wrote it before any
+	// namespace (startInit passes it in the bootstrap message), where a
+	// user namespace could not keep it from being written.
+	cfg.Process.OOMScoreAdj = nil
 	// Nobody in the container may ptrace init or open its /proc files
 	// (CVE-2019-5736 hardening); execve of the user program resets this.
 	if err := setDumpable(false); err != nil {

@@ -210,17 +210,11 @@ func setRlimit(rl Rlimit) error {
 // setOOMScoreAdj writes v to /proc/self/oom_score_adj, after checking that
 // the file really is on procfs (a container could have mounted something
 // else over /proc; CVE-2025-52881).
-//
-// The nsenter stage has already set it (nsenter.Bootstrap.OOMScoreAdj) for
-// the processes it starts, before any namespace: then there is nothing to
-// write, and in a user namespace that maps 0 to another id this process
-// could not open the file for writing anyway (non-dumpable, its /proc files
-// belong to host root).
+// A container's init and exec'd processes never get here: the nsenter
+// stage sets theirs (nsenter.Bootstrap.OOMScoreAdj) before any namespace,
+// where a user namespace cannot stand in the way.
 func setOOMScoreAdj(v int) error {
 	const path = "/proc/self/oom_score_adj"
-	if cur, err := readOOMScoreAdj(); err == nil && cur == v {
-		return nil
-	}
 	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: path, Err: err}
@@ -237,25 +231,6 @@ func setOOMScoreAdj(v int) error {
 		return fmt.Errorf("write %d: %w", v, err)
 	}
 	return nil
-}
-
-// readOOMScoreAdj reads /proc/self/oom_score_adj, from procfs only.
-func readOOMScoreAdj() (int, error) {
-	const path = "/proc/self/oom_score_adj"
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 0, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
-	if err := checkProcfs(fd, path); err != nil {
-		return 0, err
-	}
-	var buf [16]byte
-	n, err := unix.Read(fd, buf[:])
-	if err != nil {
-		return 0, &os.PathError{Op: "read", Path: path, Err: err}
-	}
-	return strconv.Atoi(strings.TrimSpace(string(buf[:n])))
 }
 
 // setupUser switches to u's gid, groups and uid, keeping the permitted
