@@ -20,6 +20,8 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/modsrc.sh
+. "$REPO/scripts/modsrc.sh"
 RUNTIME=${RUNTIME:-$REPO/nanobox-runc}
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 CRITEST_VERSION=${CRITEST_VERSION:-$(awk '$1 == "CRICTL_VERSION" {print $3}' "$REPO/Makefile")}
@@ -41,13 +43,7 @@ done
 
 if [[ ! -x $CACHE/critest ]]; then
 	echo "critest.sh: building critest $CRITEST_VERSION into $CACHE" >&2
-	dir=$(cd /tmp && GOFLAGS=-mod=mod "$GO" mod download -json "sigs.k8s.io/cri-tools@$CRITEST_VERSION" |
-		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-	[[ -d $dir ]] || die "go mod download sigs.k8s.io/cri-tools@$CRITEST_VERSION gave no directory"
-	rm -rf "$CACHE.src"
-	mkdir -p "$(dirname "$CACHE")"
-	cp -r "$dir" "$CACHE.src"
-	chmod -R u+w "$CACHE.src"
+	module_source "sigs.k8s.io/cri-tools@$CRITEST_VERSION" "$CACHE.src"
 	mkdir -p "$CACHE"
 	(cd "$CACHE.src" && GOEXPERIMENT= GOFLAGS=-mod=mod "$GO" test -c -o "$CACHE/critest.tmp" ./cmd/critest)
 	rm -rf "$CACHE.src"

@@ -24,6 +24,8 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/modsrc.sh
+. "$REPO/scripts/modsrc.sh"
 RUNTIME=${RUNTIME:-$REPO/nanobox-runc}
 RUNC_VERSION=${RUNC_VERSION:-v1.3.0}
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
@@ -117,13 +119,7 @@ busybox_image() {
 }
 
 if [[ ! -e $CACHE/.ready ]]; then
-	dir=$(cd /tmp && GOFLAGS=-mod=mod "$GO" mod download -json "github.com/opencontainers/runc@$RUNC_VERSION" |
-		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-	[[ -d $dir ]] || { echo "runc-integration.sh: go mod download gave no directory" >&2; exit 1; }
-	rm -rf "$CACHE"
-	mkdir -p "$(dirname "$CACHE")"
-	cp -r "$dir" "$CACHE"
-	chmod -R u+w "$CACHE"
+	module_source "github.com/opencontainers/runc@$RUNC_VERSION" "$CACHE"
 	# Module zips keep no mode bits: scripts (get-images.sh...) get theirs back.
 	grep -rlI --exclude-dir=.git -m1 '^#!' "$CACHE/tests" "$CACHE/script" | xargs -r chmod +x
 	(

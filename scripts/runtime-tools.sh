@@ -41,6 +41,8 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/modsrc.sh
+. "$REPO/scripts/modsrc.sh"
 RUNTIME=${RUNTIME:-$REPO/nanobox-runc}
 RUNTIME_TOOLS_VERSION=${RUNTIME_TOOLS_VERSION:-v0.9.1-0.20251114084447-edf4cb3d2116}
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
@@ -61,13 +63,7 @@ fi
 # Build once per version: the module's own go.mod, its dependencies from the
 # proxy (the module zip carries no vendor tree).
 if [[ ! -e $CACHE/.built ]]; then
-	dir=$(cd /tmp && GOFLAGS=-mod=mod "$GO" mod download -json "github.com/opencontainers/runtime-tools@$RUNTIME_TOOLS_VERSION" |
-		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-	[[ -d $dir ]] || { echo "runtime-tools.sh: go mod download gave no directory" >&2; exit 1; }
-	rm -rf "$CACHE"
-	mkdir -p "$(dirname "$CACHE")"
-	cp -r "$dir" "$CACHE"
-	chmod -R u+w "$CACHE"
+	module_source "github.com/opencontainers/runtime-tools@$RUNTIME_TOOLS_VERSION" "$CACHE"
 	rm -rf "$CACHE/vendor"
 	(
 		cd "$CACHE"
