@@ -34,6 +34,14 @@ CRITEST_SKIP=(
 	# masked paths.)
 	'should support MaskedPaths'
 )
+# containerd 1.6's shim starts watching a container's cgroup for OOM kills
+# only once the runtime's `start` has returned (runtime/v2/runc/task,
+# Start: container.Start, then ep.Add), for any runtime; critest's OOM
+# container is killed at once, so on a busy machine it is killed before
+# the watch and reported as "Error". cri.bats tests OOMKilled itself.
+if [[ "$(containerd --version 2>/dev/null)" =~ [[:space:]]v?1\.[0-6]\. ]]; then
+	CRITEST_SKIP+=('Container OOM runtime should output OOMKilled reason')
+fi
 
 PATH_ENV="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
