@@ -31,6 +31,7 @@ help:
 	@echo "make runtime-tools         the OCI runtime-tools validation suite against \$$RUNTIME (root; ~2 min)"
 	@echo "make runc-integration      runc v1.3.0's own bats suite against \$$RUNTIME (root)"
 	@echo "make critest               Kubernetes' CRI validation suite (critest) via containerd against \$$RUNTIME (root; ~3 min)"
+	@echo "make containerd2           cri.bats, containerd.bats and critest against containerd 2.x built from the Go module proxy (root; ~4 min)"
 	@echo "make bench                 time '$(BINARY) run' against runc, the sandbox against bwrap"
 	@echo "make lint                  gofmt and go vet"
 	@echo "make demo                  run a program in a sandbox with no bundle"
@@ -228,3 +229,10 @@ runc-integration: build
 .PHONY: critest
 critest: build
 	scripts/critest.sh
+
+# The containerd client suites (cri.bats, containerd.bats, critest) against
+# containerd 2.x (CONTAINERD2_VERSION), built once from the Go module proxy
+# into ~/.cache. Root; .ci/run runs it.
+.PHONY: containerd2
+containerd2: build
+	scripts/containerd2.sh
