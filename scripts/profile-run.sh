@@ -25,9 +25,11 @@
 #   7. why the processes sleep: voluntary context switches by cause
 #      (sched_switch), the handoffs between threads that cost most under
 #      load
+#   8. what a process start costs before main(): a static C program, Go
+#      without and with cgo, and the binary's --version, side by side
 #
 # Environment: PROFILE_BIN (default ./nanobox-runc), PROFILE_RUNS (30),
-# PROFILE_SECTIONS (default "1 2 3 4 5 6 7"). Root only: it creates
+# PROFILE_SECTIONS (default "1 2 3 4 5 6 7 8"). Root only: it creates
 # containers, and perf and strace need it. Everything it makes lives in
 # one temporary directory, removed on exit.
 set -euo pipefail
@@ -35,7 +37,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 read -r -a bins <<<"${PROFILE_BIN:-$repo/nanobox-runc}"
 RUNS=${PROFILE_RUNS:-30}
-SECTIONS=" ${PROFILE_SECTIONS:-1 2 3 4 5 6 7} "
+SECTIONS=" ${PROFILE_SECTIONS:-1 2 3 4 5 6 7 8} "
 
 die() {
 	echo "profile: $*" >&2
@@ -320,5 +322,55 @@ if want 7 && have perf; then
 			for (w in inv) printf "  %5.0f  %s: preempted (involuntary)\n", inv[w] / 5, w
 			for (x in c) printf "  %5.0f  %s\n", c[x] / 5, x
 		}' | sort -rn | head -14
+	done
+fi
+
+# 8. The floor under every process the runtime starts. A run starts the
+# binary twice (the runtime, and the re-executed init), so what a process
+# start costs before main() is paid twice: the Go runtime's own start
+# (its CPUID feature probe, which is a VM exit under a hypervisor; the
+# cgroup-aware GOMAXPROCS default, which reads /proc/self/cgroup and the
+# whole /proc/self/mountinfo even when GOMAXPROCS is set; sysmon; the
+# heap's first pages), and with cgo (the nsenter stage, libseccomp) static
+# glibc's start and the cgo template thread. Each is timed here as its own
+# program, built in the temporary directory, beside the binary's own
+# `--version`: the difference between two lines is what one ingredient
+# costs.
+if want 8 && have perf && have gcc; then
+	echo
+	echo "== 8. what a process start costs, median of $RUNS interleaved runs (perf stat)"
+	GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+	mkdir -p "$work/floor" "$work/floor-c"
+	# (Not in the Go package's directory: cgo would compile it in.)
+	printf 'int main(void) { return 0; }\n' >"$work/floor-c/c.c"
+	printf 'package main\n\nfunc main() {}\n' >"$work/floor/main.go"
+	printf 'package main\n\n// int x(void) { return 0; }\nimport "C"\n\nvar _ = C.x\n' >"$work/floor/cgo.go.in"
+	# The repository's go line: GODEBUG defaults follow it.
+	printf 'module floor\n\n%s\n' "$(grep -m1 '^go ' "$repo/go.mod")" >"$work/floor/go.mod"
+	declare -A floor=()
+	forder=()
+	fadd() { floor[$1]=$2; forder+=("$1"); }
+	gcc -O2 -static -o "$work/floor-c/c-static" "$work/floor-c/c.c" 2>/dev/null &&
+		fadd "C, static glibc" "$work/floor-c/c-static"
+	if (cd "$work/floor" && CGO_ENABLED=0 GOFLAGS= "$GO" build -o go-nocgo . 2>/dev/null); then
+		fadd "Go, no cgo" "$work/floor/go-nocgo"
+	fi
+	cp "$work/floor/cgo.go.in" "$work/floor/cgo.go"
+	(cd "$work/floor" && GOFLAGS= "$GO" build -ldflags '-linkmode=external -extldflags=-static' -o go-cgo-static . 2>/dev/null) &&
+		fadd "Go, static cgo (as nbx)" "$work/floor/go-cgo-static"
+	for n in "${names[@]}"; do fadd "$n --version" "$work/$n --version"; done
+	for ((i = 0; i < RUNS; i++)); do
+		for j in "${!forder[@]}"; do
+			# shellcheck disable=SC2086 # the commands are word lists
+			perf_stat "$work/fl-$j" ${floor[${forder[$j]}]}
+		done
+	done
+	printf '%-28s %12s %12s %16s\n' program "cpu(ms)" page-faults context-switches
+	for j in "${!forder[@]}"; do
+		f=$work/fl-$j
+		printf '%-28s %12.3f %12.0f %16.0f\n' "${forder[$j]}" \
+			"$(awk -F, '$3 == "task-clock" {print $1}' "$f" | median)" \
+			"$(awk -F, '$3 == "page-faults" {print $1}' "$f" | median)" \
+			"$(awk -F, '$3 == "context-switches" {print $1}' "$f" | median)"
 	done
 fi
