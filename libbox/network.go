@@ -209,13 +209,20 @@ func parseNetRule(s string, deny bool) (netRule, error) {
 }
 
 // checkDomain accepts a DNS name of letters, digits, hyphens and
-// underscores, in labels of 1 to 63 characters, 253 at most in all.
+// underscores, in labels of 1 to 63 characters, 253 at most in all, whose
+// last label is not all digits: "198.51.100.3" and "2130706433" are
+// addresses, not names, and a rule such as "*" must not let a program
+// reach an address by writing it where a name goes.
 func checkDomain(name string) error {
 	if name == "" {
 		return errors.New("the domain is empty")
 	}
 	if len(name) > 253 {
 		return errors.New("the domain is longer than 253 characters")
+	}
+	last := name[strings.LastIndexByte(name, '.')+1:]
+	if strings.Trim(last, "0123456789") == "" {
+		return fmt.Errorf("%q is an address, not a domain name (its last label is all digits)", name)
 	}
 	for _, label := range strings.Split(name, ".") {
 		if label == "" || len(label) > 63 {

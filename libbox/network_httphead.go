@@ -347,6 +347,14 @@ func (r *proxyRequest) writeUpstream(w io.Writer, body *bufio.Reader) error {
 	if _, err := bw.WriteString(head.String()); err != nil {
 		return err
 	}
+	if r.chunked || r.contentLength > 0 {
+		// The head goes first, on its own: a client that sent
+		// "Expect: 100-continue" waits for the server's answer to it
+		// before it sends the body.
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+	}
 	switch {
 	case r.chunked:
 		if err := copyChunked(bw, body); err != nil {

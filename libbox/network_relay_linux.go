@@ -20,6 +20,7 @@ package libbox
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -30,6 +31,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,7 +76,10 @@ func newNetRelay(p *netPolicy, files *netFiles, onDenied func(Denial)) (*netRela
 		conns: map[net.Conn]struct{}{},
 		ns:    files.ns,
 		lookup: func(ctx context.Context, name string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", name)
+			// Fully qualified: the host's search domains must not turn
+			// a name the policy allowed into one it did not
+			// (internal.allowed.example.corp.test).
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", name+".")
 		},
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
@@ -386,20 +391,24 @@ func (r *netRelay) relay(c, up *net.TCPConn, name string, port uint16, prefix []
 		return
 	}
 	if kind == sniffMore {
-		// A TLS hello or HTTP head that ended early, or is too long:
-		// what it names cannot be checked.
+		// A TLS hello or HTTP request line that ended early, or is too
+		// long: what it names cannot be checked.
 		kind, err = sniffTLS, errShortHello
-		if buf[0] != 0x16 {
+		if first := bytes.TrimLeft(buf[:n], "\r\n"); len(first) == 0 || first[0] != 0x16 {
 			kind, err = sniffHTTP, errSniffTooLong
 			if n < len(buf) {
-				err = errors.New("the request head ended early")
+				err = errors.New("the request line ended early")
 			}
 		}
+	}
+	if kind == sniffHTTP && err == nil {
+		r.relayHTTP(c, up, name, port, buf[:n], down)
+		return
 	}
 	if kind == sniffTLS || kind == sniffHTTP {
 		what := "TLS server name"
 		if kind == sniffHTTP {
-			what = "HTTP Host"
+			what = "HTTP request"
 		}
 		reason := ""
 		switch norm, _ := normalizeName(got); {
@@ -413,11 +422,7 @@ func (r *netRelay) relay(c, up *net.TCPConn, name string, port uint16, prefix []
 			if got != "" {
 				who = got
 			}
-			r.rec.deny(Denial{Name: who, Port: int(port), Via: "connect", Reason: reason})
-			_ = c.SetLinger(0)
-			up.Close()
-			c.Close()
-			<-down
+			r.refuseRelayed(c, up, Denial{Name: who, Port: int(port), Via: "connect", Reason: reason}, down)
 			return
 		}
 	}
@@ -427,6 +432,148 @@ func (r *netRelay) relay(c, up *net.TCPConn, name string, port uint16, prefix []
 	}
 	_ = up.CloseWrite()
 	<-down
+}
+
+// refuseRelayed records d, resets the client's connection and closes the
+// server's, and waits for the copy from the server (down) to end.
+func (r *netRelay) refuseRelayed(c, up *net.TCPConn, d Denial, down <-chan struct{}) {
+	r.rec.deny(d)
+	_ = c.SetLinger(0)
+	up.Close()
+	c.Close()
+	<-down
+}
+
+// relayHTTP passes one plain-HTTP request on a connection allowed for
+// name: head is what was read of it so far (at least its request line).
+// The request is read whole and checked (readRelayedRequest), sent on as
+// writeUpstream sends the explicit proxy's (Connection: close, the body
+// exactly as framed), and nothing the client sends after it is passed on:
+// a second request on the connection, pipelined or kept alive, could name
+// another site on the same server, so the client makes a new connection
+// for it, which is checked in turn. The server's answer flows back as it
+// comes (down).
+func (r *netRelay) relayHTTP(c, up *net.TCPConn, name string, port uint16, head []byte, down <-chan struct{}) {
+	br := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(head), c), 8<<10)
+	req, asked, reason := readRelayedRequest(br, name, port)
+	if reason != "" {
+		r.refuseRelayed(c, up, Denial{Name: asked, Port: int(port), Via: "connect", Reason: reason}, down)
+		return
+	}
+	r.rec.connected(name)
+	if err := req.writeUpstream(up, br); err != nil {
+		// A body that does not match its framing, or a server gone.
+		_ = c.SetLinger(0)
+		up.Close()
+		c.Close()
+		<-down
+		return
+	}
+	_ = up.CloseWrite()
+	<-down
+}
+
+// readRelayedRequest reads the head of a plain-HTTP request made on a
+// connection to name's address and readies it for writeUpstream: it is
+// refused (reason, with the name it asked for) when it cannot be read
+// strictly (readProxyRequest), is a CONNECT (a tunnel to wherever the
+// server lets it), or names a host other than name: in its Host header, or
+// in an absolute-form target (http://other/, which servers obey over the
+// Host header). A request with no Host header is sent with name's.
+func readRelayedRequest(br *bufio.Reader, name string, port uint16) (req *proxyRequest, asked, reason string) {
+	// Empty lines before the request line (RFC 9112 2.2): skipped, not
+	// sent on.
+	for {
+		b, err := br.Peek(1)
+		if err != nil || (b[0] != '\r' && b[0] != '\n') {
+			break
+		}
+		_, _ = br.ReadByte()
+	}
+	req, err := readProxyRequest(br)
+	if err != nil {
+		return nil, name, "the HTTP request could not be read: " + err.Error()
+	}
+	if req.method == "CONNECT" {
+		return nil, name, "a CONNECT request on a connection to " + name + " would open a tunnel past the policy"
+	}
+	host := ""
+	for _, f := range req.fields {
+		if strings.EqualFold(f.name, "Host") {
+			host = f.value
+		}
+	}
+	var hostName string
+	if host != "" {
+		var ok bool
+		if hostName, ok = splitHostHeader(host); !ok {
+			return nil, host, fmt.Sprintf("the HTTP Host %q is not a host[:port]", truncate([]byte(host)))
+		}
+	}
+	switch {
+	case req.authority != "":
+		// Absolute form: the URL's host is the one servers use.
+		if host != "" && !strings.EqualFold(strings.TrimSuffix(hostName, "."), strings.TrimSuffix(req.host, ".")) {
+			return nil, req.host, fmt.Sprintf("the HTTP request's URL names %q and its Host header %q", req.host, host)
+		}
+		hostName = req.host
+	case strings.HasPrefix(req.target, "/") || (req.target == "*" && req.method == "OPTIONS"):
+		req.path = req.target
+		req.authority = host
+		if host == "" {
+			req.authority = name
+			if port != defaultHTTPPort {
+				req.authority += ":" + strconv.Itoa(int(port))
+			}
+		}
+	default:
+		return nil, name, fmt.Sprintf("the HTTP request target %q is neither a path nor an http:// URL", truncate([]byte(req.target)))
+	}
+	if hostName != "" {
+		if norm, _ := normalizeName(hostName); norm != name {
+			return nil, hostName, fmt.Sprintf("the HTTP Host %q does not match %s, the name the connection was allowed for", hostName, name)
+		}
+	}
+	return req, "", ""
+}
+
+// splitHostHeader reads a Host value (RFC 9110 7.2): a name or a
+// bracketed address, and an optional port of digits; it returns the host.
+func splitHostHeader(v string) (string, bool) {
+	host, port := v, ""
+	if strings.HasPrefix(v, "[") {
+		i := strings.IndexByte(v, ']')
+		if i < 0 {
+			return "", false
+		}
+		host, port = v[1:i], v[i+1:]
+		if port != "" && port[0] != ':' {
+			return "", false
+		}
+		port = strings.TrimPrefix(port, ":")
+	} else if i := strings.IndexByte(v, ':'); i >= 0 {
+		host, port = v[:i], v[i+1:]
+		if port == "" {
+			return "", false
+		}
+	}
+	for _, c := range []byte(port) {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	if host == "" || len(port) > 5 {
+		return "", false
+	}
+	if strings.HasPrefix(v, "[") {
+		return host, true
+	}
+	for _, c := range []byte(host) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return "", false
+		}
+	}
+	return host, true
 }
 
 // serveProxy is the explicit HTTP proxy: CONNECT host:port, or a request

@@ -1,10 +1,18 @@
 package libbox
 
 // What the relay reads of a connection's first bytes before it lets them
-// through: the server name of a TLS ClientHello (SNI) or the Host header of
-// an HTTP/1 request, to check it against the name the connection was
-// authorized for. Anything else is passed on as it is (the name is known
-// from the address the client connected to).
+// through: the server name of a TLS ClientHello (SNI), or whether they are
+// an HTTP/1 request (which the relay then reads whole and checks: see
+// readRelayedRequest). Anything else is passed on as it is (the name is
+// known from the address the client connected to).
+//
+// What counts as HTTP is decided generously, so that nothing a server would
+// take for a request passes unread: a first word of token characters
+// followed by whitespace, on a line that mentions "HTTP/" in any case,
+// after any empty lines (RFC 9112 2.2 lets a server skip them). Such a line
+// that is not a well-formed HTTP/1.0 or HTTP/1.1 request line (HTTP/2's
+// "PRI * HTTP/2.0" preface, "HTTP/1.2", tabs between the words) is
+// refused by the relay, never passed on.
 
 import (
 	"bytes"
@@ -19,102 +27,55 @@ type sniffKind int
 const (
 	sniffMore  sniffKind = iota // not decided yet: read more
 	sniffTLS                    // a TLS ClientHello; name is its SNI ("" for none)
-	sniffHTTP                   // an HTTP/1 request head; name is its Host ("" for none)
+	sniffHTTP                   // the start of an HTTP request: the relay reads it
 	sniffOther                  // another protocol: nothing to check
 )
 
 // maxSniff bounds what is read before deciding: a TLS record (16 KiB plus
-// its header) or an HTTP request head.
+// its header) or an HTTP request line.
 const maxSniff = 16<<10 + 5
 
-var errSniffTooLong = errors.New("the request head is longer than 16 KiB")
+var errSniffTooLong = errors.New("the request line is longer than 16 KiB")
 
 // sniff looks at the first bytes of a connection. It returns sniffMore
 // while b is a prefix of something it could still decide on, and an error
-// for a TLS or HTTP start that is malformed or too long.
+// for a TLS start that is malformed.
 func sniff(b []byte) (sniffKind, string, error) {
+	// Empty lines before a request line.
+	b = bytes.TrimLeft(b, "\r\n")
 	if len(b) == 0 {
 		return sniffMore, "", nil
 	}
 	if b[0] == 0x16 {
 		return sniffTLSHello(b)
 	}
-	if looksLikeHTTP(b) {
-		return sniffHTTPHost(b)
-	}
-	return sniffOther, "", nil
+	return sniffRequestLine(b), "", nil
 }
 
-// looksLikeHTTP: an upper-case method token followed by a space (of what
-// there is so far).
-func looksLikeHTTP(b []byte) bool {
-	for i, c := range b {
-		switch {
-		case c == ' ':
-			return i > 0
-		case c < 'A' || c > 'Z' || i >= 16:
-			return false
-		}
+// sniffRequestLine: sniffHTTP for a first line that a server could take
+// for an HTTP request line, sniffOther for anything else.
+func sniffRequestLine(b []byte) sniffKind {
+	// The first word: token characters up to whitespace (RFC 9112 3
+	// lets a recipient split the request line on SP, HTAB, VT, FF or a
+	// bare CR).
+	i := 0
+	for i < len(b) && b[i] < 0x80 && tchar[b[i]] {
+		i++
 	}
-	return true // a prefix of a method: wait
-}
-
-// sniffHTTPHost reads the Host header of a request head.
-//
-// A first line that is not "METHOD TARGET HTTP/1.x" is another protocol
-// that happens to start with an upper-case word (SMTP's "EHLO host"): it
-// is not HTTP, and it is not waited on.
-func sniffHTTPHost(b []byte) (sniffKind, string, error) {
-	eol := bytes.Index(b, []byte("\r\n"))
+	switch {
+	case i == len(b):
+		return sniffMore
+	case i == 0 || !strings.ContainsRune(" \t\v\f\r", rune(b[i])):
+		return sniffOther // not a word, or one ended by something else (binary, LF)
+	}
+	eol := bytes.IndexByte(b, '\n')
 	if eol < 0 {
-		if len(b) >= maxSniff {
-			return sniffHTTP, "", errSniffTooLong
-		}
-		return sniffMore, "", nil
+		return sniffMore
 	}
-	if f := strings.Fields(string(b[:eol])); len(f) != 3 || (f[2] != "HTTP/1.1" && f[2] != "HTTP/1.0") {
-		return sniffOther, "", nil
+	if bytes.Contains(bytes.ToUpper(b[:eol]), []byte("HTTP/")) {
+		return sniffHTTP
 	}
-	end := bytes.Index(b, []byte("\r\n\r\n"))
-	if end < 0 {
-		if len(b) >= maxSniff {
-			return sniffHTTP, "", errSniffTooLong
-		}
-		return sniffMore, "", nil
-	}
-	lines := strings.Split(string(b[:end]), "\r\n")
-	host := ""
-	seen := false
-	for _, l := range lines[1:] {
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			return sniffHTTP, "", errors.New("malformed HTTP header line")
-		}
-		if strings.EqualFold(strings.TrimSpace(k), "host") {
-			if seen {
-				// Two Host headers: servers and proxies disagree on
-				// which one counts.
-				return sniffHTTP, "", errors.New("more than one Host header")
-			}
-			seen = true
-			host = strings.TrimSpace(v)
-		}
-	}
-	return sniffHTTP, hostOnly(host), nil
-}
-
-// hostOnly strips a port (and IPv6 brackets) from a Host value.
-func hostOnly(h string) string {
-	if strings.HasPrefix(h, "[") {
-		if i := strings.IndexByte(h, ']'); i > 0 {
-			return h[1:i]
-		}
-		return h
-	}
-	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.Contains(h[:i], ":") {
-		return h[:i]
-	}
-	return h
+	return sniffOther // "EHLO mail.example.com", "PING"
 }
 
 // sniffTLSHello reads the SNI of a ClientHello in the first TLS record.

@@ -103,6 +103,137 @@ NET=(--allow-private-targets)
 	[[ ! -s "$SERVER_LOG" ]]
 }
 
+# start_host_server: an HTTP/1.1 server on 127.0.0.1 (port $HPORT) that
+# keeps connections alive, takes any method, splits request lines on any
+# whitespace (as lenient servers do), and appends "HOST PATH" of every
+# request it serves to $HOST_LOG.
+start_host_server() {
+	HOST_LOG="$BATS_TEST_TMPDIR/host.log"
+	: >"$HOST_LOG"
+	rm -f "$BATS_TEST_TMPDIR/hport"
+	/usr/bin/python3 -c '
+import http.server, sys
+log, portfile = sys.argv[1:3]
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def __getattr__(self, name):
+        if name.startswith("do_"): return self.serve
+        raise AttributeError(name)
+    def serve(self):
+        with open(log, "a") as f: f.write("%s %s\n" % (self.headers.get("Host"), self.path))
+        self.send_response(200); self.send_header("Content-Length", "3"); self.end_headers(); self.wfile.write(b"ok\n")
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+with open(portfile + ".tmp", "w") as f: f.write(str(s.server_address[1]))
+import os; os.rename(portfile + ".tmp", portfile)
+s.serve_forever()' "$HOST_LOG" "$BATS_TEST_TMPDIR/hport" 3>&- &
+	HOST_PID=$!
+	retry 200 0.05 test -s "$BATS_TEST_TMPDIR/hport"
+	HPORT=$(cat "$BATS_TEST_TMPDIR/hport")
+}
+
+@test "network: a plain-HTTP connection to an allowed name carries one request, for that name only" {
+	start_host_server
+	# Each is a way to ask the allowed name's server for another site
+	# (domain fronting) that a lenient server would obey: a second request,
+	# pipelined or kept alive; an absolute URL; a lower-case method; LF line
+	# ends; an empty line first; a tab in the request line; HTTP/2.
+	cat >"$BATS_TEST_TMPDIR/front.py" <<-'EOF'
+		import socket, sys, time
+		port = int(sys.argv[1])
+		def talk(*parts):
+		    s = socket.create_connection(("web.test", port), timeout=10)
+		    got = b""
+		    try:
+		        for p in parts:
+		            s.sendall(p.encode())
+		            time.sleep(0.3)
+		        while True:
+		            b = s.recv(65536)
+		            if not b: break
+		            got += b
+		    except OSError as e:
+		        got += b" [" + type(e).__name__.encode() + b"]"
+		    s.close()
+		    return got.decode(errors="replace").replace("\r", "").replace("\n", " ")
+		H = "Host: web.test\r\n"
+		E = "Host: evil.test\r\n"
+		print("pipelined:", talk("GET /ok1 HTTP/1.1\r\n" + H + "\r\nGET /evil-pipelined HTTP/1.1\r\n" + E + "\r\n"))
+		print("keepalive:", talk("GET /ok2 HTTP/1.1\r\n" + H + "\r\n", "GET /evil-keepalive HTTP/1.1\r\n" + E + "\r\n"))
+		print("absolute:", talk("GET http://evil.test/evil-absolute HTTP/1.1\r\n" + H + "\r\n"))
+		print("lowercase:", talk("get /evil-lowercase HTTP/1.1\r\n" + E + "\r\n"))
+		print("lf:", talk("GET /evil-lf HTTP/1.1\nHost: evil.test\n\n"))
+		print("emptyline:", talk("\r\nGET /evil-emptyline HTTP/1.1\r\n" + E + "\r\n"))
+		print("tab:", talk("GET\t/evil-tab HTTP/1.1\r\n" + E + "\r\n"))
+		print("http2:", talk("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"))
+	EOF
+	chmod 0644 "$BATS_TEST_TMPDIR/front.py"
+	sbx "${NET[@]}" --allow-net "web.test:$HPORT" --add-host web.test:127.0.0.1 \
+		--mount "$BATS_TEST_TMPDIR/front.py:/front.py:ro" -- /bin/sh -c "
+		/usr/bin/python3 /front.py $HPORT
+		curl -sS --max-time 20 --noproxy '*' http://web.test:$HPORT/ok3 --next --noproxy '*' -H 'Host: evil.test' http://web.test:$HPORT/evil-next"
+	kill "$HOST_PID"
+	cat "$HOST_LOG"
+	# The server saw the allowed requests, and nothing for evil.test.
+	grep -qx "web.test /ok1" "$HOST_LOG"
+	grep -qx "web.test /ok2" "$HOST_LOG"
+	grep -qx "web.test:$HPORT /ok3" "$HOST_LOG"
+	! grep -q evil "$HOST_LOG"
+	[[ "$out" == *"pipelined: HTTP/1.1 200 OK"* && "$out" == *"keepalive: HTTP/1.1 200 OK"* ]]
+	[[ "$err" == *"network: denied evil.test:$HPORT (connect): the HTTP Host \\\"evil.test\\\" does not match web.test"* ]]
+}
+
+@test "network: an address written where a name goes is not a name, whatever the rules" {
+	sbx "${NET[@]}" --allow-net "*:$PORT" --deny-net evil.test -- /bin/sh -c "
+		curl -s --max-time 20 --noproxy '' -w ' %{http_code}' http://127.0.0.1:$PORT/literal-proxy; echo
+		curl -s --max-time 20 --noproxy '*' http://127.0.0.1.:$PORT/literal-direct; echo \" direct \$?\"
+		curl -s --max-time 20 --noproxy '*' http://2130706433:$PORT/literal-decimal; echo \" decimal \$?\""
+	[[ "$out" == *"addresses are never reached directly"*" 403"* ]]
+	[[ "$out" == *" direct "* && "$out" != *"direct 0"* && "$out" == *" decimal "* && "$out" != *"decimal 0"* ]]
+	! grep -q literal "$SERVER_LOG"
+}
+
+@test "network: the host's search domains do not turn an allowed name into another" {
+	[[ $EUID -eq 0 ]] || skip "needs root for a private mount namespace with another /etc/resolv.conf"
+	# A resolver on the host's loopback that knows only NAME.corp.test.
+	cat >"$BATS_TEST_TMPDIR/dns.py" <<-'EOF'
+		import socket, struct, sys
+		s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+		s.bind(("127.0.0.54", 53))
+		open(sys.argv[1], "w").close()
+		while True:
+		    d, a = s.recvfrom(4096)
+		    i, labels = 12, []
+		    while d[i]:
+		        labels.append(d[i + 1:i + 1 + d[i]].decode()); i += 1 + d[i]
+		    q, name = d[12:i + 5], ".".join(labels).lower()
+		    with open(sys.argv[2], "a") as f: f.write(name + "\n")
+		    if name.endswith(".corp.test") and struct.unpack(">H", d[i + 1:i + 3])[0] == 1:
+		        r = d[:2] + b"\x81\x80" + struct.pack(">HHHH", 1, 1, 0, 0) + q + b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 5, 4) + socket.inet_aton("127.0.0.1")
+		    else:
+		        r = d[:2] + b"\x81\x83" + struct.pack(">HHHH", 1, 0, 0, 0) + q
+		    s.sendto(r, a)
+	EOF
+	/usr/bin/python3 "$BATS_TEST_TMPDIR/dns.py" "$BATS_TEST_TMPDIR/dns.ready" "$BATS_TEST_TMPDIR/dns.log" 3>&- &
+	local dns=$!
+	retry 100 0.05 test -e "$BATS_TEST_TMPDIR/dns.ready"
+	printf 'nameserver 127.0.0.54\nsearch corp.test\n' >"$BATS_TEST_TMPDIR/resolv.conf"
+	status=0
+	out=$(unshare -m --propagation private sh -c 'mount --bind "$1" /etc/resolv.conf && shift && exec "$@"' sh \
+		"$BATS_TEST_TMPDIR/resolv.conf" timeout -k 5 "$RUNTIME_TIMEOUT" "${AS_USER[@]}" "$RUNTIME" --root "$ROOT" sandbox \
+		"${NET[@]}" --allow-net "*.web.test:$PORT" -- /bin/sh -c \
+		"curl -s --max-time 20 --noproxy '*' http://internal.web.test:$PORT/search; echo \" direct \$?\"" 2>&1 3>&-) || status=$?
+	kill "$dns"
+	echo "$out"
+	cat "$BATS_TEST_TMPDIR/dns.log"
+	# The relay asked for the name as given, and never for it below a
+	# search domain.
+	grep -qx internal.web.test "$BATS_TEST_TMPDIR/dns.log"
+	! grep -q corp.test "$BATS_TEST_TMPDIR/dns.log"
+	! grep -q search "$SERVER_LOG"
+	[[ "$out" == *" direct "* && "$out" != *"direct 0"* ]]
+}
+
 @test "network: flags that contradict each other, and bad rules, are one-line errors" {
 	sbx --network host --allow-net example.com -- true
 	[[ $status -eq 125 && "$err" == *"ask for a network allowlist"* ]]
