@@ -11,21 +11,23 @@ import (
 
 // refusedRanges are the non-public ranges netip's predicates do not cover.
 var refusedRanges = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),      // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"),  // shared address space (CGNAT; some clouds' metadata, 100.100.100.200)
-	netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments
-	netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking
-	netip.MustParsePrefix("240.0.0.0/4"),    // reserved, and the broadcast address
-	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64
-	netip.MustParsePrefix("100::/64"),       // discard-only
-	netip.MustParsePrefix("2001:db8::/32"),  // documentation
-	netip.MustParsePrefix("fec0::/10"),      // deprecated site-local
-	netip.MustParsePrefix("2002::/16"),      // 6to4: embeds any IPv4 address
-	netip.MustParsePrefix("2001::/32"),      // Teredo: likewise
-	netip.MustParsePrefix("64:ff9b::/96"),   // NAT64: likewise
-	netip.MustParsePrefix("::/128"),         // unspecified
-	netip.MustParsePrefix("169.254.0.0/16"), // link-local, metadata services
-	netip.MustParsePrefix("fd00:ec2::/32"),  // AWS's IPv6 metadata (inside fc00::/7 anyway)
+	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
+	netip.MustParsePrefix("100.64.0.0/10"),   // shared address space (CGNAT; some clouds' metadata, 100.100.100.200)
+	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
+	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and the broadcast address
+	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
+	netip.MustParsePrefix("100::/64"),        // discard-only
+	netip.MustParsePrefix("2001:db8::/32"),   // documentation
+	netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
+	netip.MustParsePrefix("2002::/16"),       // 6to4: embeds any IPv4 address
+	netip.MustParsePrefix("2001::/32"),       // Teredo: likewise
+	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64: likewise
+	netip.MustParsePrefix("::/96"),           // IPv4-compatible (deprecated): likewise
+	netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated (SIIT): likewise
+	netip.MustParsePrefix("::/128"),          // unspecified
+	netip.MustParsePrefix("169.254.0.0/16"),  // link-local, metadata services
+	netip.MustParsePrefix("fd00:ec2::/32"),   // AWS's IPv6 metadata (inside fc00::/7 anyway)
 	netip.MustParsePrefix("255.255.255.255/32"),
 }
 
