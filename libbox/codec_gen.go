@@ -558,6 +558,8 @@ func (e *binEncoder) encMountOp(v *mountOp) {
 	e.bool(v.ReadOnly)
 	e.bool(v.Dir)
 	e.uint(v.MountID)
+	e.uint(v.Dev)
+	e.uint(v.Ino)
 }
 
 func (d *binDecoder) decMountOp(v *mountOp) {
@@ -567,6 +569,8 @@ func (d *binDecoder) decMountOp(v *mountOp) {
 	v.ReadOnly = d.bool()
 	v.Dir = d.bool()
 	v.MountID = d.uint()
+	v.Dev = d.uint()
+	v.Ino = d.uint()
 }
 
 func (e *binEncoder) encMountReply(v *mountReply) {

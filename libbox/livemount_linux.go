@@ -74,6 +74,11 @@ type LiveMount struct {
 	// MountID is the kernel's id of the mount in the container (the
 	// unique id of statx STATX_MNT_ID_UNIQUE where the kernel has it).
 	MountID uint64 `json:"mountId"`
+	// SourceDev and SourceIno are the source's device and inode when it
+	// was added: a remount that clones it again checks that the path
+	// still leads there.
+	SourceDev uint64 `json:"sourceDev,omitempty"`
+	SourceIno uint64 `json:"sourceIno,omitempty"`
 	// Added is when it was added.
 	Added time.Time `json:"added"`
 }
@@ -100,6 +105,9 @@ type mountOp struct {
 	// Dir: the source is a directory (the target must be one).
 	Dir     bool   `json:"dir,omitempty"`
 	MountID uint64 `json:"mountId,omitempty"`
+	// Dev and Ino: what Source must still be, for "open-tree".
+	Dev uint64 `json:"dev,omitempty"`
+	Ino uint64 `json:"ino,omitempty"`
 }
 
 // mountReply is the helper's answer.
@@ -169,18 +177,24 @@ func (c *Container) AddMount(b Bind) (*LiveMount, error) {
 	if b.Source == "" {
 		return nil, errors.New("mount: no source given")
 	}
+	if _, ok := c.st.Config.NamespaceOf(NEWNS); !ok {
+		return nil, fmt.Errorf("mount: container %s shares the host's mount namespace: a mount added to it would land on the host (mounts can be added to containers with a mount namespace of their own)", c.st.ID)
+	}
 	src, err := filepath.Abs(b.Source)
 	if err != nil {
 		return nil, fmt.Errorf("mount: source: %w", err)
 	}
-	fi, err := os.Stat(src)
+	// The source is opened once, and what is checked is what is cloned.
+	srcFile, st, err := openLiveSource(src)
 	if err != nil {
 		return nil, fmt.Errorf("mount: source: %w", err)
 	}
+	defer srcFile.Close()
 	var sfs unix.Statfs_t
-	if err := unix.Statfs(src, &sfs); err != nil {
+	if err := unix.Fstatfs(int(srcFile.Fd()), &sfs); err != nil {
 		return nil, fmt.Errorf("mount: source %s: %w", src, err)
 	}
+	isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
 	lock, err := c.lock()
 	if err != nil {
 		return nil, err
@@ -196,17 +210,25 @@ func (c *Container) AddMount(b Bind) (*LiveMount, error) {
 	if slices.ContainsFunc(list, func(m LiveMount) bool { return m.Target == target }) {
 		return nil, fmt.Errorf("mount: %s %w: a mount was added there already: umount it first", target, ErrExist)
 	}
-	m := LiveMount{Source: src, Target: target, SourceReadOnly: sfs.Flags&unix.ST_RDONLY != 0}
+	m := LiveMount{Source: src, Target: target, SourceReadOnly: sfs.Flags&unix.ST_RDONLY != 0,
+		SourceDev: st.Dev, SourceIno: st.Ino}
 	m.ReadOnly = b.ReadOnly || m.SourceReadOnly
 
-	tree, err := c.openLive(src, m.ReadOnly)
+	tree, err := c.openLive(srcFile, &st, m.ReadOnly)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", src, err)
 	}
 	defer tree.Close()
-	reply, err := c.mountHelper(mountOp{Op: "attach", Target: target, Dir: fi.IsDir()}, tree)
+	reply, err := c.mountHelper(mountOp{Op: "attach", Target: target, Dir: isDir}, tree)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s at %s: %w", src, target, err)
+	}
+	if slices.ContainsFunc(list, func(l LiveMount) bool { return l.Target == reply.Target }) {
+		// The target named another added mount's place through a
+		// symlink: one mount stacked on another could be removed by
+		// neither name.
+		_, _ = c.mountHelper(mountOp{Op: "umount", Target: reply.Target, MountID: reply.MountID}, nil)
+		return nil, fmt.Errorf("mount: %s is %s, %w: a mount was added there already: umount it first", target, reply.Target, ErrExist)
 	}
 	m.Target, m.MountID, m.Added = reply.Target, reply.MountID, time.Now().UTC()
 	if err := writeLiveMounts(c.dir, append(list, m)); err != nil {
@@ -253,25 +275,33 @@ func (c *Container) RemountMount(target string, readOnly bool) error {
 	if m.ReadOnly == readOnly {
 		return nil
 	}
-	if !c.locksLive() {
+	if readOnly && !c.locksLive() {
 		if _, err := c.mountHelper(mountOp{Op: "remount", Target: m.Target, MountID: m.MountID, ReadOnly: readOnly}, nil); err != nil {
 			return fmt.Errorf("remount %s: %w", m.Target, err)
 		}
 		m.ReadOnly = readOnly
 		return writeLiveMounts(c.dir, list)
 	}
-	// The attributes are locked: a mount with the new ones takes the old
-	// one's place (a process with a file open in the old one keeps it).
-	fi, err := os.Stat(m.Source)
+	// A mount with the new attributes takes the old one's place (a
+	// process with a file open in the old one keeps it): where the
+	// attributes are locked, and to make a mount writable, which a
+	// recursive remount would do to the source's own read-only submounts
+	// too. The source is cloned again, so it must still be what was
+	// mounted: a program that can write on its path may have swapped it.
+	srcFile, st, err := openLiveSource(m.Source)
 	if err != nil {
 		return fmt.Errorf("remount %s: source: %w", m.Target, err)
 	}
-	tree, err := c.openLive(m.Source, readOnly)
+	defer srcFile.Close()
+	if m.SourceIno != 0 && (st.Dev != m.SourceDev || st.Ino != m.SourceIno) {
+		return fmt.Errorf("remount %s: its source %s is no longer what was mounted (it was moved or replaced): umount it and mount the source again", m.Target, m.Source)
+	}
+	tree, err := c.openLive(srcFile, &st, readOnly)
 	if err != nil {
 		return fmt.Errorf("remount %s: %w", m.Target, err)
 	}
 	defer tree.Close()
-	reply, err := c.mountHelper(mountOp{Op: "replace", Target: m.Target, MountID: m.MountID, Dir: fi.IsDir()}, tree)
+	reply, err := c.mountHelper(mountOp{Op: "replace", Target: m.Target, MountID: m.MountID, Dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}, tree)
 	if err != nil {
 		return fmt.Errorf("remount %s: %w", m.Target, err)
 	}
@@ -287,21 +317,58 @@ func (c *Container) locksLive() bool {
 	return userns && !c.rt.Rootless
 }
 
-// openLive clones src as the tree of a mount added to c, with the live
-// mount attributes (see the top of the file).
-func (c *Container) openLive(src string, readOnly bool) (*os.File, error) {
+// openLive clones src (opened by openLiveSource; st its stat) as the tree
+// of a mount added to c, with the live mount attributes (see the top of
+// the file). Where the clone is made in another mount namespace, the path
+// is opened again there and must lead to the same file.
+func (c *Container) openLive(src *os.File, st *unix.Stat_t, readOnly bool) (*os.File, error) {
 	switch {
 	case c.rt.Rootless:
-		return c.openTreeInUserNS(src, readOnly, nil)
+		return c.openTreeInUserNS(src.Name(), st, readOnly, nil)
 	case !c.locksLive():
-		return openLiveTree(src, readOnly)
+		return openLiveTreeFd(int(src.Fd()), src.Name(), readOnly)
 	}
-	staged, err := stageLiveTree(src, readOnly)
+	staged, err := stageLiveTree(src.Name(), st, readOnly)
 	if err != nil {
 		return nil, err
 	}
 	defer staged.Close()
-	return c.openTreeInUserNS(src, readOnly, staged)
+	return c.openTreeInUserNS(src.Name(), st, readOnly, staged)
+}
+
+// openLiveSource opens src, an absolute host path, as the source of a
+// mount added to a running container: O_PATH, with no symbolic link
+// anywhere in the path. A program that can write to a directory on the
+// way (its own workspace, bound from the host) could otherwise swap a
+// component for a symlink to / between the checks and the clone.
+func openLiveSource(src string) (*os.File, unix.Stat_t, error) {
+	var st unix.Stat_t
+	fd, err := openAt2(unix.AT_FDCWD, src, unix.O_PATH, unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, st, fmt.Errorf("%s has a symbolic link in its path, which whoever can write where it is could point elsewhere: give the path it resolves to (realpath %s)", src, src)
+	}
+	if err != nil {
+		return nil, st, &fs.PathError{Op: "open", Path: src, Err: err}
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, st, &fs.PathError{Op: "stat", Path: src, Err: err}
+	}
+	return os.NewFile(uintptr(fd), src), st, nil
+}
+
+// reopenLiveSource opens src again (in another mount namespace) and
+// checks that it is still the file st describes.
+func reopenLiveSource(src string, st *unix.Stat_t) (*os.File, error) {
+	f, now, err := openLiveSource(src)
+	if err != nil {
+		return nil, err
+	}
+	if now.Dev != st.Dev || now.Ino != st.Ino {
+		f.Close()
+		return nil, fmt.Errorf("%s changed while it was being mounted (it was moved or replaced)", src)
+	}
+	return f, nil
 }
 
 // stageLiveTree returns a new mount namespace, owned by the host's user
@@ -309,7 +376,7 @@ func (c *Container) openLive(src string, readOnly bool) (*os.File, error) {
 // which src is covered by a clone of itself with the live mount attributes,
 // set with the runtime's privilege. A copy of it made in the container's
 // user namespace has them locked.
-func stageLiveTree(src string, readOnly bool) (*os.File, error) {
+func stageLiveTree(src string, st *unix.Stat_t, readOnly bool) (*os.File, error) {
 	var ns *os.File
 	err := onOwnThread(func() error {
 		if err := unix.Unshare(unix.CLONE_FS | unix.CLONE_NEWNS); err != nil {
@@ -318,7 +385,7 @@ func stageLiveTree(src string, readOnly bool) (*os.File, error) {
 		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 			return fmt.Errorf("make the staging mount namespace private: %w", err)
 		}
-		dst, err := os.OpenFile(src, unix.O_PATH|unix.O_CLOEXEC, 0)
+		dst, err := reopenLiveSource(src, st)
 		if err != nil {
 			return err
 		}
@@ -366,10 +433,10 @@ func (c *Container) RemoveMount(target string) error {
 	return writeLiveMounts(c.dir, slices.Delete(list, i, i+1))
 }
 
-// openLiveTree clones src as a detached tree with the live mount attributes,
-// in this process's mount namespace (root).
-func openLiveTree(src string, readOnly bool) (*os.File, error) {
-	fd, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+// openLiveTreeFd clones the source open at srcFd (named src) as a detached
+// tree with the live mount attributes, in this process's mount namespace.
+func openLiveTreeFd(srcFd int, src string, readOnly bool) (*os.File, error) {
+	fd, err := unix.OpenTree(srcFd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
 	if err != nil {
 		return nil, fmt.Errorf("open_tree: %w", err)
 	}
@@ -382,9 +449,12 @@ func openLiveTree(src string, readOnly bool) (*os.File, error) {
 }
 
 // setTreeAttrs sets nosuid, nodev and, when asked, read-only on a whole
-// detached tree.
+// detached tree, and makes it private: a clone of a shared mount would
+// stay in the host's peer group, so that a mount the host makes under the
+// source later would appear in the container, with none of these
+// attributes, and one the container makes would appear on the host.
 func setTreeAttrs(fd int, readOnly bool) error {
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV, Propagation: unix.MS_PRIVATE}
 	if readOnly {
 		attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
 	}
@@ -397,12 +467,12 @@ func setTreeAttrs(fd int, readOnly bool) error {
 // openTreeInUserNS clones src in a helper that joins the container's user
 // namespace and makes a mount namespace of its own there, a copy of from
 // (nil: of the runtime's own; see the top of the file).
-func (c *Container) openTreeInUserNS(src string, readOnly bool, from *os.File) (*os.File, error) {
+func (c *Container) openTreeInUserNS(src string, st *unix.Stat_t, readOnly bool, from *os.File) (*os.File, error) {
 	if _, ok := c.st.Config.NamespaceOf(NEWUSER); !ok {
 		return nil, errors.New("a rootless runtime can add mounts only to a container with a user namespace")
 	}
 	var tree *os.File
-	_, err := c.runMountHelper([]string{"user"}, from, unix.CLONE_NEWNS, mountOp{Op: "open-tree", Source: src, ReadOnly: readOnly}, nil, func(sock *syncSocket) error {
+	_, err := c.runMountHelper([]string{"user"}, from, unix.CLONE_NEWNS, mountOp{Op: "open-tree", Source: src, ReadOnly: readOnly, Dev: st.Dev, Ino: st.Ino}, nil, func(sock *syncSocket) error {
 		fd, err := recvFd(sock.f)
 		if err != nil {
 			return fmt.Errorf("receive the mount tree: %w", err)
@@ -537,8 +607,12 @@ func initMountOp(sock *syncSocket, op *mountOp) error {
 	var err error
 	switch op.Op {
 	case "open-tree":
-		var f *os.File
-		if f, err = openLiveTree(op.Source, op.ReadOnly); err == nil {
+		var src, f *os.File
+		if src, err = reopenLiveSource(op.Source, &unix.Stat_t{Dev: op.Dev, Ino: op.Ino}); err == nil {
+			f, err = openLiveTreeFd(int(src.Fd()), op.Source, op.ReadOnly)
+			src.Close()
+		}
+		if err == nil {
 			tree = int(f.Fd())
 		}
 	case "attach":
@@ -709,6 +783,9 @@ func attachTree(tree int, op *mountOp) (mountReply, error) {
 		return mountReply{}, fmt.Errorf("open %s: %w", t.fullPath(), err)
 	}
 	defer unix.Close(fd)
+	if err := checkLiveDest(t, fd); err != nil {
+		return mountReply{}, err
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return mountReply{}, fmt.Errorf("stat %s: %w", t.fullPath(), err)
@@ -725,6 +802,24 @@ func attachTree(tree int, op *mountOp) (mountReply, error) {
 		return mountReply{}, err
 	}
 	return mountReply{MountID: id, Target: t.fullPath()}, nil
+}
+
+// checkLiveDest refuses a destination in or on procfs or sysfs (as
+// create refuses such mounts: see checkProcDest): a mount there could
+// cover what the container's masked and read-only paths hide, or what
+// the runtime writes through /proc. fd is the destination, open; the
+// parent's filesystem counts too (a symlink may have led the path there).
+func checkLiveDest(t *liveTarget, fd int) error {
+	for _, f := range []int{t.parent, fd} {
+		var sfs unix.Statfs_t
+		if err := unix.Fstatfs(f, &sfs); err != nil {
+			return fmt.Errorf("statfs %s: %w", t.fullPath(), err)
+		}
+		if sfs.Type == unix.PROC_SUPER_MAGIC || sfs.Type == unix.SYSFS_MAGIC {
+			return fmt.Errorf("%s is in /proc or /sys (or a symlink leads there): a mount there could undo the container's masked and read-only paths; mount somewhere else", t.fullPath())
+		}
+	}
+	return nil
 }
 
 // mountID is the id of the mount at dirfd/path (the empty path: dirfd).

@@ -6,6 +6,7 @@
 # over an added one.
 
 load helpers
+load gohelpers
 
 setup() {
 	setup_test
@@ -231,4 +232,109 @@ mount_json() {
 	[[ $status -ne 0 && "$output" == *"not running"* ]] || fail "stopped container: $output"
 	runtime_ok mounts "$CID"
 	[[ "$output" == "[]" ]] || fail "mounts: $output"
+}
+
+# remount TARGET ro|rw: Container.RemountMount of $CID (the CLI has no
+# remount), through tests/integration/remount, as the test's user.
+remount() {
+	local bin
+	bin=$(build_test_helper remount) || skip "cannot build tests/integration/remount (needs go)"
+	status=0
+	output=$(timeout -k 5 "$RUNTIME_TIMEOUT" "${AS_USER[@]}" "$bin" "$ROOT" "$CID" "$@" 2>&1 3>&-) || status=$?
+	echo "\$ remount $CID $* (status $status): $output"
+}
+
+@test "mount: a symlink in the source's path is refused: a program that can write there could swap it" {
+	# The container can write into $WS (its /ws): it plants a symlink to /
+	# where the administrator's source will be, or swaps a mounted source.
+	WS="$BATS_TEST_TMPDIR/ws"
+	mkdir -p "$WS/datasets" "$WS/data2"
+	chmod -R 0777 "$WS"
+	give_to_user "$WS"
+	run_container_sleeping ".mounts += [{\"destination\": \"/ws\", \"type\": \"bind\", \"source\": \"$WS\", \"options\": [\"rbind\", \"rw\"]}]"
+	runtime_ok exec "$CID" sh -c 'rmdir /ws/datasets && ln -s / /ws/datasets'
+	runtime mount "$CID" "$WS/datasets" /tmp/ds
+	[[ $status -ne 0 && "$output" == *"symbolic link in its path"*"realpath"* ]] || fail "a symlinked source: $output"
+	runtime_ok exec "$CID" sh -c 'ls /tmp/ds 2>&1; true'
+	[[ "$output" != *etc* ]] || fail "the host's / reached the container: $output"
+	# A source mounted, then swapped for another directory or a symlink:
+	# cloning it again for a remount refuses.
+	runtime_ok mount --ro "$CID" "$WS/data2" /tmp/d2
+	runtime_ok exec "$CID" sh -c 'mv /ws/data2 /ws/d2.real && ln -s / /ws/data2'
+	remount /tmp/d2 rw
+	[[ $status -ne 0 && "$output" == *"symbolic link"* ]] || fail "remount of a swapped source: $output"
+	runtime_ok exec "$CID" sh -c 'rm /ws/data2 && mkdir /ws/data2'
+	remount /tmp/d2 rw
+	[[ $status -ne 0 && "$output" == *"no longer what was mounted"* ]] || fail "remount of a replaced source: $output"
+	runtime_ok exec "$CID" sh -c 'touch /tmp/d2/x 2>&1; true'
+	[[ "$output" == *"Read-only"* ]] || fail "the mount became writable: $output"
+}
+
+@test "mount: made writable again, the source's own read-only submounts stay read-only" {
+	is_rootless && skip "needs root to make the host's read-only submount"
+	mkdir -p "$SRC/sub" "$BATS_TEST_TMPDIR/prot"
+	echo keep >"$BATS_TEST_TMPDIR/prot/p"
+	mount --bind "$BATS_TEST_TMPDIR/prot" "$SRC/sub"
+	mount -o remount,bind,ro "$SRC/sub"
+	run_container_sleeping
+	runtime_ok mount --ro "$CID" "$SRC" /tmp/r
+	remount /tmp/r rw
+	umount_after=$?
+	runtime_ok exec "$CID" sh -c 'echo top >/tmp/r/top && echo wrote-top; echo overwritten >/tmp/r/sub/p 2>&1; true'
+	umount "$SRC/sub"
+	[[ $status -eq 0 ]] || fail "exec failed"
+	[[ "$output" == *wrote-top* ]] || fail "remount rw did not make the mount writable: $output"
+	[[ "$(cat "$BATS_TEST_TMPDIR/prot/p")" == keep ]] || fail "the read-only submount was written through"
+}
+
+@test "mount: an added mount is private: nothing propagates between it and the host" {
+	is_rootless && skip "a rootless runtime's mounts are in its own user namespace"
+	SH="$BATS_TEST_TMPDIR/shared"
+	mkdir -p "$SH"
+	mount -t tmpfs nbx-shared "$SH"
+	mount --make-shared "$SH"
+	mkdir "$SH/h" "$SH/c"
+	with_sys_admin
+	run_container_sleeping
+	runtime mount --ro "$CID" "$SH" /tmp/d
+	local st=$status out=$output
+	mount -t tmpfs nbx-hostsub "$SH/h"
+	runtime exec "$CID" sh -c 'grep " /tmp/d" /proc/self/mountinfo; mount -t tmpfs nbx-ctrsub /tmp/d/c 2>&1; echo done'
+	local inside=$output
+	local host_sees
+	host_sees=$(grep -c nbx-ctrsub /proc/self/mountinfo || true)
+	umount "$SH/h" 2>/dev/null || true
+	umount -R "$SH" 2>/dev/null || umount -l "$SH" || true
+	[[ $st -eq 0 ]] || fail "mount: $out"
+	[[ "$inside" != *"shared:"* ]] || fail "the added mount is in the host's peer group: $inside"
+	[[ "$inside" != *nbx-hostsub* ]] || fail "a host mount made later appeared inside: $inside"
+	[[ "$host_sees" == 0 ]] || fail "the container's mount appeared on the host"
+}
+
+@test "mount: a container that shares the host's mount namespace gets no added mount" {
+	is_rootless && skip "a rootless container has a mount namespace of its own"
+	update_config '.linux.namespaces |= map(select(.type != "mount")) | .linux.maskedPaths = [] | .linux.readonlyPaths = []
+		| .mounts |= map(select(.destination == "/proc" or .destination == "/dev"))'
+	run_container_sleeping
+	mkdir -p "$BATS_TEST_TMPDIR/hm"
+	runtime mount "$CID" "$SRC" "$BATS_TEST_TMPDIR/hm"
+	[[ $status -ne 0 && "$output" == *"shares the host's mount namespace"* ]] || fail "mount into the host's namespace: $output"
+	! grep -q " $BATS_TEST_TMPDIR/hm " /proc/self/mountinfo || fail "the mount landed on the host"
+}
+
+@test "mount: a destination that a symlink leads to an added mount's place, or into /proc, is refused" {
+	run_container_sleeping
+	runtime_ok mount "$CID" "$SRC" /tmp/a
+	runtime_ok exec "$CID" sh -c 'ln -s /tmp /tmp/l; ln -s /proc/1 /tmp/p1; ln -s /proc/sys /tmp/psys'
+	runtime mount "$CID" "$SRC" /tmp/l/a
+	[[ $status -ne 0 && "$output" == *"already exists"* ]] || fail "a second mount through a symlink: $output"
+	runtime_ok mounts "$CID"
+	[[ "$(jq length <<<"$output")" == 1 ]] || fail "mounts: $output"
+	runtime_ok umount "$CID" /tmp/a
+	runtime mount "$CID" "$SRC/f" /tmp/p1/attr/current
+	[[ $status -ne 0 && "$output" == *"/proc or /sys"* ]] || fail "a mount onto /proc/1/attr/current: $output"
+	runtime mount "$CID" "$SRC" /tmp/psys/kernel
+	[[ $status -ne 0 && "$output" == *"/proc or /sys"* ]] || fail "a mount onto /proc/sys/kernel: $output"
+	runtime_ok exec "$CID" sh -c 'grep -c -e " /proc/1/attr/current " -e " /proc/sys/kernel " /proc/self/mountinfo; true'
+	[[ "$output" == 0 ]] || fail "mounted in /proc: $output"
 }
