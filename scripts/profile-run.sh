@@ -124,6 +124,20 @@ perf_stat() {
 	shift
 	perf stat -x, -e task-clock,page-faults,context-switches -- "$@" 2>>"$file" >/dev/null || true
 }
+# perf_table HEADING PREFIX NAME...: the medians of the perf_stat samples
+# in PREFIX0, PREFIX1, ..., one line per NAME.
+perf_table() {
+	local heading=$1 prefix=$2 j=0 name
+	shift 2
+	printf '%-28s %12s %12s %16s\n' "$heading" "cpu(ms)" page-faults context-switches
+	for name in "$@"; do
+		printf '%-28s %12.3f %12.0f %16.0f\n' "$name" \
+			"$(awk -F, '$3 == "task-clock" {print $1}' "$prefix$j" | median)" \
+			"$(awk -F, '$3 == "page-faults" {print $1}' "$prefix$j" | median)" \
+			"$(awk -F, '$3 == "context-switches" {print $1}' "$prefix$j" | median)"
+		j=$((j + 1))
+	done
+}
 if want 3 && have perf; then
 	echo
 	echo "== 3. per command, median of $RUNS interleaved runs (perf stat: CPU of the process and its children)"
@@ -157,14 +171,7 @@ if want 3 && have perf; then
 				crun --root "$work/root-crun" run -b "$work/bundle" prof 2>>"$work/ps-$((${#order[@]} - 1))" >/dev/null || true
 		done
 	fi
-	printf '%-24s %12s %12s %16s\n' command "cpu(ms)" page-faults context-switches
-	for j in "${!order[@]}"; do
-		f=$work/ps-$j
-		printf '%-24s %12.2f %12.0f %16.0f\n' "${order[$j]}" \
-			"$(awk -F, '$3 == "task-clock" {print $1}' "$f" | median)" \
-			"$(awk -F, '$3 == "page-faults" {print $1}' "$f" | median)" \
-			"$(awk -F, '$3 == "context-switches" {print $1}' "$f" | median)"
-	done
+	perf_table command "$work/ps-" "${order[@]}"
 	[[ -n "${cmds[crun run]:-}" ]] || echo "(crun: not installed or cannot run here)"
 	for n in "${names[@]}"; do "$work/$n" --root "$work/root-$n" delete --force "prof-created-$n" >/dev/null; done
 fi
@@ -365,12 +372,5 @@ if want 8 && have perf && have gcc; then
 			perf_stat "$work/fl-$j" ${floor[${forder[$j]}]}
 		done
 	done
-	printf '%-28s %12s %12s %16s\n' program "cpu(ms)" page-faults context-switches
-	for j in "${!forder[@]}"; do
-		f=$work/fl-$j
-		printf '%-28s %12.3f %12.0f %16.0f\n' "${forder[$j]}" \
-			"$(awk -F, '$3 == "task-clock" {print $1}' "$f" | median)" \
-			"$(awk -F, '$3 == "page-faults" {print $1}' "$f" | median)" \
-			"$(awk -F, '$3 == "context-switches" {print $1}' "$f" | median)"
-	done
+	perf_table program "$work/fl-" "${forder[@]}"
 fi
