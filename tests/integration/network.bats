@@ -195,12 +195,20 @@ s.serve_forever()' "$HOST_LOG" "$BATS_TEST_TMPDIR/hport" 3>&- &
 
 @test "network: the host's search domains do not turn an allowed name into another" {
 	[[ $EUID -eq 0 ]] || skip "needs root for a private mount namespace with another /etc/resolv.conf"
-	# A resolver on the host's loopback that knows only NAME.corp.test.
+	# A resolver on the host's loopback (127.53.0.1: systemd-resolved
+	# takes 127.0.0.53 and .54) that knows only NAME.corp.test.
 	cat >"$BATS_TEST_TMPDIR/dns.py" <<-'EOF'
-		import socket, struct, sys
+		import os, socket, struct, sys
+		def ready(why):
+		    with open(sys.argv[1] + ".tmp", "w") as f: f.write(why)
+		    os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 		s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-		s.bind(("127.0.0.54", 53))
-		open(sys.argv[1], "w").close()
+		try:
+		    s.bind(("127.53.0.1", 53))
+		except OSError as e:
+		    ready(str(e))
+		    sys.exit(1)
+		ready("")
 		while True:
 		    d, a = s.recvfrom(4096)
 		    i, labels = 12, []
@@ -217,7 +225,8 @@ s.serve_forever()' "$HOST_LOG" "$BATS_TEST_TMPDIR/hport" 3>&- &
 	/usr/bin/python3 "$BATS_TEST_TMPDIR/dns.py" "$BATS_TEST_TMPDIR/dns.ready" "$BATS_TEST_TMPDIR/dns.log" 3>&- &
 	local dns=$!
 	retry 100 0.05 test -e "$BATS_TEST_TMPDIR/dns.ready"
-	printf 'nameserver 127.0.0.54\nsearch corp.test\n' >"$BATS_TEST_TMPDIR/resolv.conf"
+	[[ ! -s "$BATS_TEST_TMPDIR/dns.ready" ]] || skip "cannot serve DNS on 127.53.0.1:53: $(cat "$BATS_TEST_TMPDIR/dns.ready")"
+	printf 'nameserver 127.53.0.1\nsearch corp.test\n' >"$BATS_TEST_TMPDIR/resolv.conf"
 	status=0
 	out=$(unshare -m --propagation private sh -c 'mount --bind "$1" /etc/resolv.conf && shift && exec "$@"' sh \
 		"$BATS_TEST_TMPDIR/resolv.conf" timeout -k 5 "$RUNTIME_TIMEOUT" "${AS_USER[@]}" "$RUNTIME" --root "$ROOT" sandbox \
