@@ -214,27 +214,9 @@ func (r *proxyRequest) parseAbsolute() error {
 	if strings.Contains(auth, "@") {
 		return errors.New("a request target with userinfo")
 	}
-	host, port := auth, ""
-	if strings.HasPrefix(auth, "[") {
-		i := strings.IndexByte(auth, ']')
-		if i < 0 {
-			return fmt.Errorf("malformed host in %q", truncate([]byte(r.target)))
-		}
-		host, port = auth[1:i], auth[i+1:]
-		if port != "" && port[0] != ':' {
-			return fmt.Errorf("malformed host in %q", truncate([]byte(r.target)))
-		}
-		port = strings.TrimPrefix(port, ":")
-	} else if i := strings.IndexByte(auth, ':'); i >= 0 {
-		host, port = auth[:i], auth[i+1:]
-	}
-	if host == "" || strings.ContainsAny(host, "[]") {
-		return fmt.Errorf("malformed host in %q", truncate([]byte(r.target)))
-	}
-	for _, c := range []byte(port) {
-		if c < '0' || c > '9' {
-			return fmt.Errorf("malformed port in %q", truncate([]byte(r.target)))
-		}
+	host, port, ok := splitAuthority(auth)
+	if !ok {
+		return fmt.Errorf("malformed host or port in %q", truncate([]byte(r.target)))
 	}
 	if path == "" {
 		path = "/"
@@ -243,6 +225,35 @@ func (r *proxyRequest) parseAbsolute() error {
 	}
 	r.authority, r.host, r.port, r.path = auth, host, port, path
 	return nil
+}
+
+// splitAuthority splits host[:port] (RFC 3986 3.2): a bracketed IPv6
+// address or a host without brackets, and a port of digits ("" when none
+// is given). ok is false for anything else.
+func splitAuthority(auth string) (host, port string, ok bool) {
+	host = auth
+	if strings.HasPrefix(auth, "[") {
+		i := strings.IndexByte(auth, ']')
+		if i < 0 {
+			return "", "", false
+		}
+		host, port = auth[1:i], auth[i+1:]
+		if port != "" && port[0] != ':' {
+			return "", "", false
+		}
+		port = strings.TrimPrefix(port, ":")
+	} else if i := strings.IndexByte(auth, ':'); i >= 0 {
+		host, port = auth[:i], auth[i+1:]
+	}
+	if host == "" || strings.ContainsAny(host, "[]") {
+		return "", "", false
+	}
+	for _, c := range []byte(port) {
+		if c < '0' || c > '9' {
+			return "", "", false
+		}
+	}
+	return host, port, true
 }
 
 // parseHeaderField reads "name: value": name a token with no whitespace

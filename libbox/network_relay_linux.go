@@ -537,32 +537,13 @@ func readRelayedRequest(br *bufio.Reader, name string, port uint16) (req *proxyR
 	return req, "", ""
 }
 
-// splitHostHeader reads a Host value (RFC 9110 7.2): a name or a
-// bracketed address, and an optional port of digits; it returns the host.
+// splitHostHeader reads a Host value (RFC 9110 7.2) with splitAuthority,
+// stricter: a port, when there is a colon, of 1 to 5 digits, and a name of
+// letters, digits, '-', '_' and '.' (or a bracketed address). It returns
+// the host.
 func splitHostHeader(v string) (string, bool) {
-	host, port := v, ""
-	if strings.HasPrefix(v, "[") {
-		i := strings.IndexByte(v, ']')
-		if i < 0 {
-			return "", false
-		}
-		host, port = v[1:i], v[i+1:]
-		if port != "" && port[0] != ':' {
-			return "", false
-		}
-		port = strings.TrimPrefix(port, ":")
-	} else if i := strings.IndexByte(v, ':'); i >= 0 {
-		host, port = v[:i], v[i+1:]
-		if port == "" {
-			return "", false
-		}
-	}
-	for _, c := range []byte(port) {
-		if c < '0' || c > '9' {
-			return "", false
-		}
-	}
-	if host == "" || len(port) > 5 {
+	host, port, ok := splitAuthority(v)
+	if !ok || len(port) > 5 || (port == "" && strings.HasSuffix(v, ":")) {
 		return "", false
 	}
 	if strings.HasPrefix(v, "[") {
