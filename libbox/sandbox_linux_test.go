@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
@@ -924,3 +925,73 @@ func TestSandboxStateNotFsynced(t *testing.T) {
 		t.Fatalf("a sandbox's state directories were fsynced: %q", synced)
 	}
 }
+
+// TestSandboxNoSetID: a hostile program in a sandbox tries every way it
+// has to leave a setuid or setgid file in a read-write mount (a shell that
+// would run as the caller, root included, for whoever executes it on the
+// host later): chmod and its variants, a mode at creation (open, openat,
+// creat, O_TMPFILE), mknod of a regular file, and openat2, whose mode the
+// filter cannot read. Each must fail, and ordinary modes still work.
+func TestSandboxNoSetID(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the script uses x86_64 system call numbers")
+	}
+	for _, profile := range []SeccompProfile{SeccompDefault(), SeccompStrict()} {
+		t.Run(profile.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.Chmod(dir, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			sb := newTestSandbox(t, Options{Seccomp: profile, Mounts: []Bind{{Source: dir, Target: "/w"}}})
+			res, err := sb.Run(context.Background(), "/usr/bin/perl", "-e", setIDScript)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			wantRunStatus(t, res, StatusOK)
+			out := string(res.Stdout)
+			if strings.Contains(out, "SETID") || !strings.HasSuffix(out, "done\n") {
+				t.Errorf("set-id attempts:\n%s%s", out, res.Stderr)
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil || len(entries) < 3 {
+				t.Fatalf("the script left %d files (%v): %s", len(entries), err, out)
+			}
+			for _, e := range entries {
+				fi, err := e.Info()
+				if err == nil && fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
+					t.Errorf("%s is %v on the host", e.Name(), fi.Mode())
+				}
+			}
+		})
+	}
+}
+
+// setIDScript is TestSandboxNoSetID's program: perl, for its syscall.
+const setIDScript = `
+use Fcntl;
+sub bad { print "SETID: @_\n" }
+# syscall passes a string by its address, and wants it writable.
+sub p { my $s = shift; return $s }
+open(my $f, ">", "/w/plain") or die "create: $!";
+close $f;
+chmod(0755, "/w/plain") or die "chmod 0755: $!";
+chmod(04755, "/w/plain") and bad("chmod 04755");
+chmod(02755, "/w/plain") and bad("chmod 02755");
+syscall(268, -100, p("/w/plain"), 04755) == -1 or bad("fchmodat");
+my $r = syscall(452, -100, p("/w/plain"), 04755, 0);
+$r == -1 or bad("fchmodat2");
+sysopen(my $g, "/w/plain", O_RDONLY) or die "open: $!";
+syscall(91, fileno($g), 02755) == -1 or bad("fchmod");
+sysopen(my $h, "/w/created", O_CREAT|O_WRONLY, 0644) or die "open 0644: $!";
+sysopen(my $i, "/w/suid", O_CREAT|O_WRONLY, 04755) and bad("open O_CREAT 04755");
+syscall(2, p("/w/suid2"), O_CREAT|O_WRONLY, 06755) == -1 or bad("open");
+syscall(85, p("/w/suid3"), 04755) == -1 or bad("creat");
+syscall(257, -100, p("/w"), 020200000|O_WRONLY, 04755) == -1 or bad("O_TMPFILE");
+syscall(133, p("/w/node"), 0100000|04755, 0) == -1 or bad("mknod");
+syscall(259, -100, p("/w/node2"), 0100000|02755, 0) == -1 or bad("mknodat");
+syscall(133, p("/w/node3"), 0100644, 0) == 0 or die "mknod 0644: $!";
+my $how = pack("QQQ", O_CREAT|O_WRONLY, 04755, 0);
+if (syscall(437, -100, p("/w/suid4"), $how, length $how) != -1) { bad("openat2") }
+elsif ($! != 38) { print "openat2: $!, want ENOSYS\n" }
+print "done\n";
+`

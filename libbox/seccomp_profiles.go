@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"syscall"
 )
 
 // seccompDefault (seccomp_default_gen.go) is Docker's default seccomp
@@ -77,7 +78,79 @@ func SandboxSeccomp(name string) (*Seccomp, error) {
 		}
 		s.Syscalls = rules
 	}
+	restrictSetID(s)
 	return s, nil
+}
+
+// Setuid and setgid bits: the sandbox profiles refuse to set them, as
+// systemd's RestrictSUIDSGID= does. A sandbox's ids are the caller's own
+// (root's, when root runs it), and the owner of a file needs no
+// capability to make it setuid: a hostile program could leave a setuid
+// copy of a shell in a read-write mount (its workspace, its output
+// directory), which runs as the caller for whoever on the host executes it
+// later. The kernel already strips both bits from mkdir's mode.
+const (
+	modeSetID  = 0o6000     // S_ISUID | S_ISGID
+	openCreate = 0o100      // O_CREAT
+	openTmp    = 0o20000000 // __O_TMPFILE (O_TMPFILE without O_DIRECTORY)
+)
+
+// setIDRule is a system call that takes a file mode: the argument that
+// holds the mode, and for the open family the argument whose flags decide
+// whether the mode is used at all (-1: always).
+type setIDRule struct {
+	name        string
+	mode, flags int
+}
+
+var setIDRules = []setIDRule{
+	{"chmod", 1, -1}, {"fchmod", 1, -1}, {"fchmodat", 2, -1}, {"fchmodat2", 2, -1},
+	{"creat", 1, -1}, {"mknod", 1, -1}, {"mknodat", 2, -1},
+	{"open", 2, 1}, {"openat", 3, 2},
+}
+
+// restrictSetID rewrites the profile's unconditional allow of the system
+// calls that set a file's mode into an allow of the modes without
+// S_ISUID and S_ISGID (the default action, EPERM, refuses the others), and
+// makes openat2, whose mode the filter cannot read, fail with ENOSYS:
+// libc and Go fall back to openat.
+func restrictSetID(s *Seccomp) {
+	restricted := []string{"openat2"}
+	for _, r := range setIDRules {
+		restricted = append(restricted, r.name)
+	}
+	var allowed []string
+	for i, r := range s.Syscalls {
+		if r.Action != SeccompAllow || len(r.Args) > 0 {
+			continue
+		}
+		s.Syscalls[i].Names = slices.DeleteFunc(r.Names, func(n string) bool {
+			if slices.Contains(restricted, n) {
+				allowed = append(allowed, n)
+				return true
+			}
+			return false
+		})
+	}
+	s.Syscalls = slices.DeleteFunc(s.Syscalls, func(r SeccompRule) bool { return len(r.Names) == 0 })
+	for _, r := range setIDRules {
+		if !slices.Contains(allowed, r.name) {
+			continue
+		}
+		s.Syscalls = append(s.Syscalls, SeccompRule{
+			Names: []string{r.name}, Action: SeccompAllow,
+			Args: []SeccompArg{{Index: uint(r.mode), Value: modeSetID, ValueTwo: 0, Op: SeccompMaskedEqual}},
+		})
+		if r.flags >= 0 {
+			s.Syscalls = append(s.Syscalls, SeccompRule{
+				Names: []string{r.name}, Action: SeccompAllow,
+				Args: []SeccompArg{{Index: uint(r.flags), Value: openCreate | openTmp, ValueTwo: 0, Op: SeccompMaskedEqual}},
+			})
+		}
+	}
+	if slices.Contains(allowed, "openat2") {
+		s.Syscalls = append(s.Syscalls, SeccompRule{Names: []string{"openat2"}, Action: SeccompErrno, Errno: seccompErrno(uint(syscall.ENOSYS))})
+	}
 }
 
 func copySeccomp(in *Seccomp) *Seccomp {

@@ -228,6 +228,8 @@ assert_sandbox_clean() {
 		unshare -U true 2>/dev/null && echo ESCAPE userns
 		echo 1 >/proc/sys/vm/drop_caches 2>/dev/null && echo ESCAPE sysctl
 		mknod /tmp/mem c 1 1 2>/dev/null && echo ESCAPE mknod
+		cp /bin/sh /tmp/sh && chmod 4755 /tmp/sh 2>/dev/null && echo ESCAPE setuid
+		chmod 2755 /tmp/sh 2>/dev/null && echo ESCAPE setgid
 		[ "$(cat /proc/1/comm)" = sh ] || echo ESCAPE pid 1 is $(cat /proc/1/comm)
 		ls /proc | grep "^[0-9]" >/tmp/pids; [ "$(wc -l </tmp/pids)" -le 4 ] || echo ESCAPE host pids
 		echo done'
