@@ -62,8 +62,10 @@ type netRelay struct {
 	// setMu serialises policy changes.
 	setMu sync.Mutex
 
-	hostOnce  sync.Once
-	hostAddrs []netip.Addr
+	// hostAddrs reads the host's own addresses, at each connection: an
+	// address the host gains while a long-lived sandbox runs is refused
+	// as well.
+	hostAddrs func() ([]netip.Addr, error)
 }
 
 // newNetRelay takes over the listeners in files (closing them, whatever
@@ -81,6 +83,7 @@ func newNetRelay(p *netPolicy, files *netFiles, onDenied func(Denial)) (*netRela
 			// (internal.allowed.example.corp.test).
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", name+".")
 		},
+		hostAddrs: hostAddresses,
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.policy.Store(p)
@@ -310,13 +313,18 @@ func (r *netRelay) dial(p *netPolicy, name string, port uint16) (*net.TCPConn, e
 			return nil, fmt.Errorf("resolve %s: %w", name, err)
 		}
 	}
+	var host []netip.Addr
 	if !p.allowPrivate {
-		r.hostOnce.Do(func() { r.hostAddrs = hostAddresses() })
+		var err error
+		if host, err = r.hostAddrs(); err != nil {
+			// Not knowing the host's addresses, any target could be one.
+			return nil, &refusedTarget{rule: p.decide(name, port).rule, msg: fmt.Sprintf("connection to %s refused: %v", name, err)}
+		}
 	}
 	var ok []netip.Addr
 	var refusal string
 	for _, a := range addrs {
-		if why := targetRefusal(a, p.allowPrivate, r.hostAddrs); why != "" {
+		if why := targetRefusal(a, p.allowPrivate, host); why != "" {
 			if refusal == "" {
 				refusal = fmt.Sprintf("%s resolves to %s, %s", name, a.Unmap(), why)
 			}
@@ -343,10 +351,10 @@ func (r *netRelay) dial(p *netPolicy, name string, port uint16) (*net.TCPConn, e
 }
 
 // hostAddresses are the addresses of this host's interfaces.
-func hostAddresses() []netip.Addr {
+func hostAddresses() ([]netip.Addr, error) {
 	ifaddrs, err := net.InterfaceAddrs()
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("read the host's addresses: %w", err)
 	}
 	var out []netip.Addr
 	for _, a := range ifaddrs {
@@ -354,7 +362,7 @@ func hostAddresses() []netip.Addr {
 			out = append(out, pfx.Addr().Unmap())
 		}
 	}
-	return out
+	return out, nil
 }
 
 // relay checks the first bytes the client sends (prefix: what was already
