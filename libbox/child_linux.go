@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -364,6 +365,9 @@ func (s *Sandbox) openChildIO(stdio Stdio) (_ *childIO, retErr error) {
 			cio.stdin = cio.own(f)
 		case Inherit:
 			cio.stdin = os.Stdin
+			if err := cio.readOnlyTerminal(); err != nil {
+				return nil, err
+			}
 		case Pipe:
 			r, w, err := os.Pipe()
 			if err != nil {
@@ -382,6 +386,9 @@ func (s *Sandbox) openChildIO(stdio Stdio) (_ *childIO, retErr error) {
 		cio.stdin = v.f
 		if _, err := unix.IoctlGetTermios(int(v.f.Fd()), unix.TCGETS); err == nil {
 			cio.controllingTTY = true
+		}
+		if err := cio.readOnlyTerminal(); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("stdin: unknown stream %T", in)
@@ -448,6 +455,30 @@ func (s *Sandbox) openChildIO(stdio Stdio) (_ *childIO, retErr error) {
 }
 
 var stdioNames = [3]string{"stdin", "stdout", "stderr"}
+
+// readOnlyTerminal replaces a terminal as stdin, when the output is
+// capped, by a read-only descriptor of it: a terminal is usually open for
+// reading and writing, and the program could write to its stdin past the
+// cap. (Other stdins are left as they are: a pipe's read end is read-only,
+// and a file or socket the caller opened is the caller's choice.)
+func (cio *childIO) readOnlyTerminal() error {
+	if cio.limit == nil {
+		return nil
+	}
+	fd := int(cio.stdin.Fd())
+	if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err != nil {
+		return nil
+	}
+	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil && fl&unix.O_ACCMODE == unix.O_RDONLY {
+		return nil
+	}
+	f, err := os.OpenFile("/proc/self/fd/"+strconv.Itoa(fd), unix.O_RDONLY|unix.O_NOCTTY, 0)
+	if err != nil {
+		return fmt.Errorf("stdin: reopen the terminal read-only, for the output limit: %w", err)
+	}
+	cio.stdin = cio.own(f)
+	return nil
+}
 
 func (cio *childIO) own(f *os.File) *os.File {
 	cio.ours = append(cio.ours, f)

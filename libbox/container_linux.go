@@ -70,6 +70,9 @@ type CreateOpts struct {
 	// ControllingTTY: Stdin is a terminal the caller opened, which init
 	// makes its controlling terminal (see ExecOpts.ControllingTTY).
 	ControllingTTY bool
+	// NewSession: the process leads a session of its own, without a
+	// controlling terminal (see ExecOpts.NewSession).
+	NewSession bool
 	// NetworkLog, for a container with a network allowlist, is where its
 	// supervisor logs every denied attempt (NetworkLogJSON: as JSON
 	// objects with level, msg and time, as --log-format json); nil
@@ -786,7 +789,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts, configS
 	defer exe.Close()
 
 	sp := newSpawnSpec(opts.Stdin, opts.Stdout, opts.Stderr, opts.ExtraFiles)
-	ic := &initConfig{Config: cfg, ID: id, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1, Rootless: r.Rootless, ControllingTTY: opts.ControllingTTY, LogLevel: logLevelOf(opts.Log), Pause: opts.pause, EarlyFilters: opts.earlyFilters, SendHeld: opts.holdRefs, Waiter: opts.waiter && exeWithoutFileCaps()}
+	ic := &initConfig{Config: cfg, ID: id, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1, Rootless: r.Rootless, ControllingTTY: opts.ControllingTTY, NewSession: opts.NewSession, LogLevel: logLevelOf(opts.Log), Pause: opts.pause, EarlyFilters: opts.earlyFilters, SendHeld: opts.holdRefs, Waiter: opts.waiter && exeWithoutFileCaps()}
 	ic.FifoFd = sp.add(fifoFile)
 	if opts.ConsoleSocket != nil {
 		ic.ConsoleSocketFd = sp.add(opts.ConsoleSocket)

@@ -286,11 +286,20 @@ func execveatEmpty(fd int, args, env []string) error {
 	return errno
 }
 
+// newSession makes this process the leader of a new session and process
+// group, without a controlling terminal (ExecOpts.NewSession).
+func newSession() error {
+	if _, err := unix.Setsid(); err != nil {
+		return fmt.Errorf("setsid: %w", err)
+	}
+	return nil
+}
+
 // takeControllingTTY makes stdin, a terminal the caller passed in, the
 // controlling terminal of a new session led by this process.
 func takeControllingTTY() error {
-	if _, err := unix.Setsid(); err != nil {
-		return fmt.Errorf("setsid: %w", err)
+	if err := newSession(); err != nil {
+		return err
 	}
 	if err := unix.IoctlSetInt(0, unix.TIOCSCTTY, 0); err != nil {
 		return fmt.Errorf("make stdin the controlling terminal: %w (it must be a terminal, and no other session's controlling terminal)", err)

@@ -28,6 +28,15 @@ type ExecOpts struct {
 	// a pty of its own, say), which the process makes its controlling
 	// terminal in a session of its own, so that ^C and job control work.
 	ControllingTTY bool
+	// NewSession: the process leads a session (and a process group) of its
+	// own, without a controlling terminal, unless it gets one (a PTY,
+	// ControllingTTY). Without it, a process that was given no terminal
+	// stays in the caller's session and process group, as runc's do: it
+	// can push input into the caller's terminal (TIOCSTI on /dev/tty, run
+	// by the caller's shell after it), write to that terminal past any
+	// output limit, and signal the caller's whole process group (kill 0).
+	// A sandbox's processes always have it.
+	NewSession bool
 	// Subreaper makes the process a child subreaper (PR_SET_CHILD_SUBREAPER,
 	// kept across execve): what it starts stays among its descendants
 	// while it lives, instead of going to the container's init, so that
@@ -51,6 +60,7 @@ type execConfig struct {
 	ExeFd           int      `json:"exeFd"`
 	PreserveFds     int      `json:"preserveFds"`
 	ControllingTTY  bool     `json:"controllingTTY,omitempty"`
+	NewSession      bool     `json:"newSession,omitempty"`
 	Subreaper       bool     `json:"subreaper,omitempty"`
 	// The container's policies: an exec'd process is confined like init.
 	Seccomp      *Seccomp      `json:"seccomp,omitempty"`
@@ -123,7 +133,7 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 	ec := &execConfig{
 		Process: p, Rootless: c.rt.Rootless, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1,
 		Seccomp: cfg.Seccomp, Landlock: cfg.Landlock, Personality: cfg.Personality, MemoryPolicy: cfg.MemoryPolicy,
-		ControllingTTY: opts.ControllingTTY, Subreaper: opts.Subreaper, LogLevel: logLevelOf(opts.Log),
+		ControllingTTY: opts.ControllingTTY, NewSession: opts.NewSession, Subreaper: opts.Subreaper, LogLevel: logLevelOf(opts.Log),
 	}
 	var state []byte
 	if cfg.Seccomp != nil {
@@ -295,6 +305,10 @@ func initExec(sock *syncSocket, ec *execConfig) error {
 	}
 	if ec.ControllingTTY {
 		if err := takeControllingTTY(); err != nil {
+			return err
+		}
+	} else if ec.NewSession && ec.ConsoleSocketFd < 0 {
+		if err := newSession(); err != nil {
 			return err
 		}
 	}

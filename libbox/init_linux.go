@@ -220,6 +220,11 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		if err := takeControllingTTY(); err != nil {
 			return err
 		}
+	} else if ic.NewSession && ic.ConsoleSocketFd < 0 {
+		// (With a console, setupConsole makes the session.)
+		if err := newSession(); err != nil {
+			return err
+		}
 	}
 	pe, err := prepareProcess(p, ic.ConsoleSocketFd, mountNS, ic.Rootless,
 		containerSettings{cfg.Seccomp, cfg.Landlock, cfg.Personality, cfg.MemoryPolicy, ic.SeccompFilter})

@@ -320,7 +320,7 @@ func (s *Sandbox) Exec(ctx context.Context, name string, args []string, stdio St
 	}
 	opts := ExecOpts{
 		Stdin: cio.stdin, Stdout: cio.stdout, Stderr: cio.stderr,
-		ControllingTTY: cio.controllingTTY, Subreaper: true,
+		ControllingTTY: cio.controllingTTY, NewSession: true, Subreaper: true,
 	}
 	if cio.term != nil {
 		opts.ConsoleSocket = cio.console

@@ -312,3 +312,16 @@ func TestSandboxPersistentMemoryHog(t *testing.T) {
 		t.Errorf("after the hog: %q %q", res.Stdout, res.Stderr)
 	}
 }
+
+// TestSandboxPersistentNewSession: a process Exec starts in a running
+// sandbox leads a session and process group of its own, as a Run's does
+// (TestSandboxNewSession).
+func TestSandboxPersistentNewSession(t *testing.T) {
+	sb := startSandbox(t, Options{})
+	res := execOut(t, sb, sessionScript)
+	wantRunStatus(t, res, StatusOK)
+	var pid, pgrp, sid int
+	if _, err := fmt.Sscanf(string(res.Stdout), "pid %d pgrp %d sid %d\n", &pid, &pgrp, &sid); err != nil || pid != pgrp || pid != sid || strings.Contains(string(res.Stdout), "tty") {
+		t.Errorf("exec'd program: %q, want it leading its session and group (stderr %s)", res.Stdout, res.Stderr)
+	}
+}

@@ -553,7 +553,7 @@ func (s *Sandbox) create(args []string, rio *runIO) (in *instance, retErr error)
 		cfg.ParentDeathSignal = 0
 	}
 
-	opts := CreateOpts{Stdin: rio.stdin, Stdout: rio.stdoutFile, Stderr: rio.stderrFile, ControllingTTY: rio.controllingTTY, netInProcess: s.net != nil, pause: rio.pause, earlyFilters: s.opts.Seccomp.Custom == nil, holdRefs: rio.holdRefs, waiter: rio.waiter}
+	opts := CreateOpts{Stdin: rio.stdin, Stdout: rio.stdoutFile, Stderr: rio.stderrFile, ControllingTTY: rio.controllingTTY, NewSession: true, netInProcess: s.net != nil, pause: rio.pause, earlyFilters: s.opts.Seccomp.Custom == nil, holdRefs: rio.holdRefs, waiter: rio.waiter}
 	if rio.term != nil {
 		rows, cols := rio.term.Size()
 		cfg.Process.Terminal = true

@@ -995,3 +995,22 @@ if (syscall(437, -100, p("/w/suid4"), $how, length $how) != -1) { bad("openat2")
 elsif ($! != 38) { print "openat2: $!, want ENOSYS\n" }
 print "done\n";
 `
+
+// sessionScript prints the session and process group of the shell and
+// whether /dev/tty opens: a sandbox's program leads a session of its own,
+// without a controlling terminal (ExecOpts.NewSession), so that it cannot
+// reach its caller's terminal or process group.
+const sessionScript = `set -- $(sed 's/^.*) //' /proc/$$/stat); echo "pid $$ pgrp $3 sid $4"; (: </dev/tty) 2>/dev/null && echo tty opened; true`
+
+// TestSandboxNewSession: the program of a Run leads a session and process
+// group of its own. In the caller's, it could push input into the
+// caller's terminal (TIOCSTI) and signal the caller's process group
+// (kill 0); the pid namespace does not prevent either.
+func TestSandboxNewSession(t *testing.T) {
+	sb := newTestSandbox(t, Options{})
+	res := run(t, sb, sessionScript)
+	wantRunStatus(t, res, StatusOK)
+	if got := string(res.Stdout); got != "pid 1 pgrp 1 sid 1\n" {
+		t.Errorf("program: %q, want pid 1 leading its session and group (stderr %s)", got, res.Stderr)
+	}
+}

@@ -152,6 +152,8 @@ type initConfig struct {
 	// ControllingTTY: stdin is a terminal the caller opened, which init
 	// makes its controlling terminal (CreateOpts.ControllingTTY).
 	ControllingTTY bool `json:"controllingTTY,omitempty"`
+	// NewSession: init leads a session of its own (CreateOpts.NewSession).
+	NewSession bool `json:"newSession,omitempty"`
 	// Pause: a container with no program starts the pause (a persistent
 	// sandbox's pid 1, deferred_linux.go).
 	Pause bool `json:"pause,omitempty"`

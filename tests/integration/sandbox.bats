@@ -236,6 +236,26 @@ assert_sandbox_clean() {
 	[[ $status -eq 0 && "$sb_out" == done ]] || fail "$sb_out"
 }
 
+@test "sandbox: the program cannot reach the caller's terminal or process group" {
+	command -v script >/dev/null || skip "needs script(1) (bsdutils) for a terminal"
+	# On a terminal (script's pty), as a program started from a shell is:
+	# /dev/tty does not open, TIOCSTI (input pushed into the terminal, for
+	# the caller's shell to run after the sandbox) fails, and with the
+	# output capped the terminal on stdin is read-only.
+	local prog='$c = "x"; print open(my $t, "+<", "/dev/tty") ? "tty opened\n" : "no tty\n";
+		print ioctl(STDIN, 0x5412, $c) ? "TIOCSTI worked\n" : "TIOCSTI: $!\n";
+		print syswrite(STDIN, "") // 0 ? "" : "stdin: $!\n";'
+	local cmd out
+	cmd=$(printf '%q ' "${AS_USER[@]}" "$RUNTIME" --root "$ROOT" sandbox --output-limit 1M -- perl -e "$prog")
+	out=$(script -q -e -c "$cmd" /dev/null </dev/null | tr -d '\r')
+	echo "$out"
+	[[ "$out" == $'no tty\nTIOCSTI: Operation not permitted\nstdin: Bad file descriptor' ]] || fail "terminal reached: $out"
+	# kill(0, SIGKILL) reaches the program's own process group only: the
+	# shell that started the sandbox (in a group of its own here) lives.
+	out=$(setsid "${AS_USER[@]}" sh -c "$(printf '%q ' "$RUNTIME" --root "$ROOT" sandbox -- sh -c 'kill -KILL 0'); echo survived" </dev/null 2>&1)
+	[[ "$out" == *survived* ]] || fail "the caller's process group was signalled: $out"
+}
+
 @test "sandbox: mounts, tmpfs, env, workdir, user, hostname" {
 	local d="$BATS_TEST_TMPDIR/data"
 	mkdir -p "$d/ro" "$d/rw"
