@@ -37,19 +37,24 @@ const (
 // files; memory and processes may degrade to rlimits where the host has no
 // cgroup for the caller), a 1 GiB /tmp, the default seccomp profile.
 //
-// The workspace's .git/config and .git/hooks are read-only, so the program
-// cannot plant a hook or a config (core.hooksPath, core.fsmonitor...) that
-// a git command run later outside the sandbox would execute, and .git is a
-// mount point, which cannot be renamed or removed to put another in its
-// place; when .git has no hooks directory, an empty read-only one is
-// mounted there (its mount point is created in the workspace). A .git
-// file (a worktree's link) is read-only as a whole. When the workspace has no .git when the preset is
-// made, nothing protects a repository the program creates: run git init
-// first, or treat such a .git as untrusted.
+// The workspace's .git (a directory, or a worktree's .git file) is
+// read-only as a whole, and a mount point, which cannot be renamed or
+// removed to put another in its place: the program cannot plant anything
+// that a git command run later outside the sandbox would execute. Making
+// only config and hooks read-only is not enough: git takes its config and
+// hooks from wherever a commondir file in .git names, a submodule's from
+// .git/modules, and a gitlink the program adds to the index makes git
+// status run in a repository of the program's own. So the program can
+// read the history, diff and status, but not commit: commit outside, once
+// the change is reviewed (or drop the .git bind from Mounts, and treat the
+// repository as untrusted). When the workspace has no .git when the preset
+// is made, nothing protects a repository the program creates: run git init
+// first, or treat such a .git as untrusted; the same for a repository the
+// program makes in a subdirectory.
 func AgentExecutor(workspace string) Options {
 	o := Options{
 		Mounts:  append([]Bind{{Source: workspace, Target: WorkspaceDir}}, gitProtection(workspace)...),
-		Tmpfs:   append([]Tmpfs{{Target: "/tmp", Size: GB}}, gitHooksPlaceholder(workspace)...),
+		Tmpfs:   []Tmpfs{{Target: "/tmp", Size: GB}},
 		WorkDir: WorkspaceDir,
 		Env:     append([]string(nil), presetEnv...),
 		Limits: Limits{
@@ -66,41 +71,13 @@ func AgentExecutor(workspace string) Options {
 	return o
 }
 
-// gitProtection are the read-only binds over the workspace's .git/config
-// and .git/hooks (or over a .git file).
+// gitProtection is the read-only bind over the workspace's .git.
 func gitProtection(workspace string) []Bind {
 	git := filepath.Join(workspace, ".git")
-	fi, err := os.Lstat(git)
-	if err != nil {
+	if _, err := os.Lstat(git); err != nil {
 		return nil
 	}
-	target := filepath.Join(WorkspaceDir, ".git")
-	if !fi.IsDir() {
-		return []Bind{{Source: git, Target: target, ReadOnly: true}}
-	}
-	// .git itself becomes a mount point (of itself, writable), which
-	// cannot be renamed or removed: the program cannot put a .git of its
-	// own in its place.
-	binds := []Bind{{Source: git, Target: target}}
-	for _, name := range []string{"config", "hooks"} {
-		if _, err := os.Lstat(filepath.Join(git, name)); err == nil {
-			binds = append(binds, Bind{Source: filepath.Join(git, name), Target: filepath.Join(target, name), ReadOnly: true})
-		}
-	}
-	return binds
-}
-
-// gitHooksPlaceholder is an empty read-only .git/hooks for a repository
-// that has none.
-func gitHooksPlaceholder(workspace string) []Tmpfs {
-	git := filepath.Join(workspace, ".git")
-	if fi, err := os.Lstat(git); err != nil || !fi.IsDir() {
-		return nil
-	}
-	if _, err := os.Lstat(filepath.Join(git, "hooks")); err == nil {
-		return nil
-	}
-	return []Tmpfs{{Target: filepath.Join(WorkspaceDir, ".git", "hooks"), ReadOnly: true}}
+	return []Bind{{Source: git, Target: filepath.Join(WorkspaceDir, ".git"), ReadOnly: true}}
 }
 
 // CodeJudge is for running untrusted submissions, many at once: the

@@ -31,14 +31,10 @@ func TestPresetsAreData(t *testing.T) {
 	o = AgentExecutor(ws)
 	want := []Bind{
 		{Source: ws, Target: WorkspaceDir},
-		{Source: filepath.Join(ws, ".git"), Target: "/workspace/.git"},
-		{Source: filepath.Join(ws, ".git", "config"), Target: "/workspace/.git/config", ReadOnly: true},
+		{Source: filepath.Join(ws, ".git"), Target: "/workspace/.git", ReadOnly: true},
 	}
-	if !reflect.DeepEqual(o.Mounts, want) {
-		t.Errorf("mounts %+v, want %+v", o.Mounts, want)
-	}
-	if len(o.Tmpfs) != 2 || o.Tmpfs[1] != (Tmpfs{Target: "/workspace/.git/hooks", ReadOnly: true}) {
-		t.Errorf("no hooks directory: tmpfs %+v", o.Tmpfs)
+	if !reflect.DeepEqual(o.Mounts, want) || len(o.Tmpfs) != 1 {
+		t.Errorf("mounts %+v, tmpfs %+v, want %+v", o.Mounts, o.Tmpfs, want)
 	}
 	if _, err := Preset("code-judge", "a", "b"); err == nil || !strings.Contains(err.Error(), "takes 1 directory") {
 		t.Errorf("code-judge with two dirs: %v", err)
@@ -72,16 +68,23 @@ func TestPresetAgentExecutor(t *testing.T) {
 			}
 			o := AgentExecutor(ws)
 			o.StateRoot = t.TempDir()
+			o.Env = append(o.Env, fmt.Sprintf("HOOKS=%d", map[bool]int{false: 0, true: 1}[hooks]))
 			sb := newTestSandbox(t, o)
 			res := run(t, sb, `
 				bad() { echo "BAD: $*"; }
 				[ "$(pwd)" = /workspace ] || bad cwd $(pwd)
 				echo built >/workspace/out.txt || bad workspace not writable
-				echo x >>/workspace/.git/HEAD || bad .git not writable
+				[ "$(cat /workspace/.git/HEAD)" = "ref: refs/heads/main" ] || bad .git not readable
 				echo '[core] fsmonitor = evil' >>/workspace/.git/config 2>/dev/null && bad config written
+				mkdir -p /workspace/.git/hooks 2>/dev/null
 				echo evil >/workspace/.git/hooks/pre-commit 2>/dev/null && bad hook planted
+				# git takes config and hooks from where commondir says.
+				echo /workspace/evil >/workspace/.git/commondir 2>/dev/null && bad commondir written
+				mkdir -p /workspace/.git/modules/m 2>/dev/null && bad submodule gitdir made
+				echo x >>/workspace/.git/index 2>/dev/null && bad index written
+				echo x >>/workspace/.git/HEAD 2>/dev/null && bad HEAD written
 				mv /workspace/.git /workspace/moved 2>/dev/null && bad .git moved
-				rm -rf /workspace/.git/hooks 2>/dev/null; [ -d /workspace/.git/hooks ] || bad hooks removed
+				rm -rf /workspace/.git/hooks 2>/dev/null; [ -d /workspace/.git/hooks ] || [ "$HOOKS" = 0 ] || bad hooks removed
 				touch /usr/x 2>/dev/null && bad /usr writable
 				echo ok
 			`)
@@ -97,6 +100,11 @@ func TestPresetAgentExecutor(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); err == nil {
 				t.Error("a hook was planted")
+			}
+			for _, name := range []string{"commondir", "modules"} {
+				if _, err := os.Lstat(filepath.Join(ws, ".git", name)); err == nil {
+					t.Errorf(".git/%s was made", name)
+				}
 			}
 			// Generous limits, degraded where the host has no cgroup.
 			for _, n := range []LimitName{LimitMemory, LimitPids} {

@@ -701,7 +701,7 @@ export class Sandbox {
     return new SandboxBuilder();
   }
 
-  /** The agent-executor preset: workspace read-write at /workspace, .git/hooks and .git/config read-only. */
+  /** The agent-executor preset: workspace read-write at /workspace, its .git read-only (history and diffs, no commits). */
   static agentExecutor(workspace = ".") {
     return new SandboxBuilder({ preset: ["agent-executor", workspace] });
   }

@@ -367,7 +367,7 @@ assert_sandbox_clean() {
 	echo '[core]' >"$ws/.git/config"
 	give_to_user "$ws"
 	cd "$ws"
-	sb --preset agent-executor -- sh -c 'pwd; echo made >f; (echo x >.git/hooks/pre-commit) 2>/dev/null && echo BAD hook; true'
+	sb --preset agent-executor -- sh -c 'pwd; echo made >f; (echo x >.git/hooks/pre-commit) 2>/dev/null && echo BAD hook; (echo /tmp >.git/commondir) 2>/dev/null && echo BAD commondir; true'
 	cd - >/dev/null
 	[[ $status -eq 0 && "$sb_out" == /workspace ]] || fail "agent-executor: $sb_out"
 	[[ "$(cat "$ws/f")" == made && ! -e "$ws/.git/hooks/pre-commit" ]] || fail "workspace"

@@ -135,7 +135,7 @@ class Sandbox:
     @staticmethod
     def agent_executor(workspace: str = ".") -> SandboxBuilder:
         """The agent-executor preset: ``workspace`` read-write at /workspace,
-        its .git/hooks and .git/config read-only, the rest read-only, no
+        its .git read-only (history and diffs, no commits), the rest read-only, no
         network, generous limits (see the README)."""
         return SandboxBuilder(preset=("agent-executor", workspace))
 
