@@ -82,6 +82,68 @@ func parseStatTimes(b []byte) (utime, stime uint64, err error) {
 	return utime, stime, nil
 }
 
+// cpuPollInterval is how often the runtime reads a sandbox's CPU time for
+// its limit: a twentieth of the limit, between 10 and 100 ms.
+func cpuPollInterval(limit time.Duration) time.Duration {
+	return min(max(limit/20, 10*time.Millisecond), 100*time.Millisecond)
+}
+
+// maxTreeWalk bounds the processes treeCPU reads in one walk (a fork bomb's
+// tree is held by the pids limit; the walk must not become one).
+const maxTreeWalk = 8192
+
+// treeCPU is the CPU time the process tree under root has used so far:
+// every live process's own (all its threads) and that of the children it
+// waited for (utime, stime, cutime and cstime of /proc/PID/stat). Orphans
+// are reparented to the pid namespace's init or to a child subreaper, the
+// roots the runtime walks from, so they stay in the tree. A process that
+// exits and is not waited for (its parent ignores SIGCHLD) takes its time
+// with it: counted only by the walks that saw it alive.
+func treeCPU(root int) cpuSample {
+	var user, system int64
+	seen := map[int]bool{}
+	queue := []int{root}
+	for len(queue) > 0 && len(seen) < maxTreeWalk {
+		pid := queue[0]
+		queue = queue[1:]
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		if u, s, err := parseStatCPU(b); err == nil {
+			user += u
+			system += s
+		}
+		queue = append(queue, childrenOf(pid)...)
+	}
+	return cpuSample{user: time.Duration(user) * clockTick, system: time.Duration(system) * clockTick, ok: len(seen) > 0}
+}
+
+// parseStatCPU is utime + cutime and stime + cstime (fields 14 to 17) of
+// /proc/PID/stat, in clock ticks.
+func parseStatCPU(b []byte) (user, system int64, err error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0, 0, fmt.Errorf("malformed /proc/PID/stat")
+	}
+	f := strings.Fields(string(b[i+2:]))
+	if len(f) < 15 {
+		return 0, 0, fmt.Errorf("malformed /proc/PID/stat")
+	}
+	var t [4]int64
+	for j, s := range f[11:15] {
+		if t[j], err = strconv.ParseInt(s, 10, 64); err != nil {
+			return 0, 0, err
+		}
+		t[j] = max(t[j], 0)
+	}
+	return t[0] + t[2], t[1] + t[3], nil
+}
+
 // rescale returns the split of c scaled so that its total is total.
 func (c cpuSample) rescale(total time.Duration) cpuSample {
 	sum := c.total()

@@ -34,7 +34,7 @@ func (s *Sandbox) Detach(id string, args []string, stdin, stdout, stderr *os.Fil
 		return nil, &LimitError{Limit: LimitWallTime, Reason: "a detached sandbox has no supervisor to end it at the wall time limit", Fix: fix}
 	case l.Output != 0:
 		return nil, &LimitError{Limit: LimitOutput, Reason: "a detached sandbox's output is not read by the runtime, which cannot count it", Fix: fix}
-	case s.plan.cgroupCPUPoll && !s.opts.allowsDegraded(LimitCPUTime):
+	case l.CPUTime != 0 && !s.opts.allowsDegraded(LimitCPUTime):
 		return nil, &LimitError{Limit: LimitCPUTime, Reason: "a detached sandbox has no supervisor to end it at the CPU time of the sandbox as a whole (RLIMIT_CPU holds each process only)", Fix: "add cpuTime to allowDegraded to keep RLIMIT_CPU per process, or run the sandbox attached"}
 	}
 	if s.net != nil {

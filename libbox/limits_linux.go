@@ -249,7 +249,7 @@ func planLimits(o *Options, rootless bool, cg cgroupProbe, forSpec bool) (*limit
 			p.cgroupCPUPoll = true
 			set(LimitCPUTime, LimitEnforced, "cgroup CPU usage of the whole sandbox, and RLIMIT_CPU per process", "")
 		} else {
-			set(LimitCPUTime, LimitEnforced, fmt.Sprintf("RLIMIT_CPU per process (%ds)", secs), "")
+			set(LimitCPUTime, LimitEnforced, fmt.Sprintf("RLIMIT_CPU per process (%ds), and the program's process tree polled from /proc (no cgroup: a process that exits between two polls, not waited for, is not counted)", secs), "")
 		}
 	}
 	if l.OpenFiles != 0 {

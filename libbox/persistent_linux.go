@@ -352,6 +352,9 @@ func (s *Sandbox) Exec(ctx context.Context, name string, args []string, stdio St
 	}
 	ex := &instance{sb: s, id: ses.in.id, ctr: ses.in.ctr, pidfd: pidfd, execPid: pid, started: time.Now(), killReq: c.killReq}
 	ex.initCPU = procCPU(pid)
+	if ex.pollsTree() {
+		ex.initTreeCPU = treeCPU(pid)
+	}
 	ex.execCgroup, ex.execOOMBase = ses.in.cg, oomBase
 	ex.killFn = func() { killTree(pid, pidfd) }
 	c.pid = pid
@@ -373,8 +376,8 @@ func (ses *session) superviseExec(ctx context.Context, ex *instance, c *Child) {
 	cio.fillReport(rep)
 	if l, ok := rep.Limits[LimitCPUTime]; ok && ex.sb.plan.cgroupCPUPoll {
 		// The cgroup's CPU time is the whole sandbox's; a program is held
-		// by RLIMIT_CPU.
-		l.Mechanism = "RLIMIT_CPU per process (the cgroup's total is the sandbox's)"
+		// by RLIMIT_CPU and its own tree's total.
+		l.Mechanism = "RLIMIT_CPU per process, and the program's process tree polled from /proc (the cgroup's total is the whole sandbox's)"
 		rep.Limits[LimitCPUTime] = l
 	}
 	unix.Close(ex.pidfd)

@@ -325,3 +325,14 @@ func TestSandboxPersistentNewSession(t *testing.T) {
 		t.Errorf("exec'd program: %q, want it leading its session and group (stderr %s)", res.Stdout, res.Stderr)
 	}
 }
+
+// TestSandboxPersistentCPUTimeForks: an Exec's program is held to the CPU
+// time limit as a whole (its process tree, polled), not per process.
+func TestSandboxPersistentCPUTimeForks(t *testing.T) {
+	sb := startSandbox(t, Options{Limits: Limits{CPUTime: time.Second}})
+	res := execOut(t, sb, forkingBurn)
+	wantRunStatus(t, res, StatusCPUTimeout)
+	if strings.Contains(string(res.Stdout), "finished") {
+		t.Errorf("the program finished: report %+v", res.Report)
+	}
+}

@@ -114,7 +114,9 @@ type Report struct {
 	WallTime time.Duration `json:"-"`
 	// CPUUser and CPUSystem are the CPU time of the whole sandbox (from its
 	// cgroup) or of the program and the children it waited for (rusage),
-	// as CPUSource says. Either includes the runtime's own init before
+	// or, when more, of the program's process tree as the runtime's last
+	// poll of /proc saw it ("proc": a CPU time limit without a cgroup), as
+	// CPUSource says. Either includes the runtime's own init before
 	// execve (a millisecond or two).
 	CPUUser   time.Duration `json:"-"`
 	CPUSystem time.Duration `json:"-"`

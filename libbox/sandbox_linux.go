@@ -488,7 +488,11 @@ type instance struct {
 	started       time.Time
 	initCPU       cpuSample
 	initCgroupCPU cpuSample
-	destroyed     bool
+	// initTreeCPU is treeCPU of the program at its start (the CPU time
+	// its process spent in the runtime's init), when it is polled;
+	// treeCPU the last poll's, less initTreeCPU.
+	initTreeCPU, treeCPU cpuSample
+	destroyed            bool
 	// ownState: the container was made by this run, and its handle is
 	// used as it is to start and delete it (startWith, deleteWith without
 	// reading the state back).
@@ -651,7 +655,17 @@ func (in *instance) start() error {
 	if in.cg != nil {
 		in.initCgroupCPU = cgroupCPU(in.cg)
 	}
+	if in.pollsTree() {
+		in.initTreeCPU = treeCPU(in.pid())
+	}
 	return nil
+}
+
+// pollsTree: the CPU time limit is held by polling the program's process
+// tree (treeCPU), for want of the sandbox's cgroup (none for this caller,
+// or an Exec's program, which shares the sandbox's).
+func (in *instance) pollsTree() bool {
+	return in.sb.opts.Limits.CPUTime > 0 && !(in.sb.plan.cgroupCPUPoll && in.cg != nil)
 }
 
 // exitInfo is how the program ended.
@@ -693,9 +707,9 @@ func (in *instance) supervise(ctx context.Context, out *outputCap) exitInfo {
 		wall = t.C
 	}
 	var cpuTick <-chan time.Time
-	if in.sb.plan.cgroupCPUPoll && in.cg != nil {
-		every := min(max(lim.CPUTime/20, 10*time.Millisecond), 100*time.Millisecond)
-		t := time.NewTicker(every)
+	pollTree := in.pollsTree()
+	if lim.CPUTime > 0 {
+		t := time.NewTicker(cpuPollInterval(lim.CPUTime))
 		defer t.Stop()
 		cpuTick = t.C
 	}
@@ -721,7 +735,14 @@ func (in *instance) supervise(ctx context.Context, out *outputCap) exitInfo {
 			wall = nil
 			killFor(StatusWallTimeout, fmt.Sprintf("killed at the wall time limit of %s", lim.WallTime))
 		case <-cpuTick:
-			if used := cgroupCPU(in.cg).minus(in.initCgroupCPU); used.ok && used.total() >= lim.CPUTime {
+			var used cpuSample
+			if pollTree {
+				used = treeCPU(pid).minus(in.initTreeCPU)
+				in.treeCPU = used
+			} else {
+				used = cgroupCPU(in.cg).minus(in.initCgroupCPU)
+			}
+			if used.ok && used.total() >= lim.CPUTime {
 				cpuTick = nil
 				killFor(StatusCPUTimeout, fmt.Sprintf("killed at the CPU time limit of %s", lim.CPUTime))
 			}
@@ -771,6 +792,11 @@ func (in *instance) collect(e exitInfo, out *outputCap) *Report {
 	ru := cpuSample{user: time.Duration(e.ru.Utime.Nano()), system: time.Duration(e.ru.Stime.Nano()), ok: true}
 	prog := ru.minus(in.initCPU).rescale(max(ru.total()-in.initCPU.total(), 0))
 	rep.CPUUser, rep.CPUSystem, rep.CPUSource = prog.user, prog.system, "rusage"
+	if t := in.treeCPU; t.ok && t.total() > prog.total() {
+		// Processes the program did not wait for (it was killed first,
+		// say) had used more, as the last poll of its tree saw.
+		rep.CPUUser, rep.CPUSystem, rep.CPUSource = t.user, t.system, "proc"
+	}
 	rep.PeakMemory = e.ru.Maxrss * 1024
 	rep.PeakMemorySource = peakRusage
 	rep.VoluntaryContextSwitches = e.ru.Nvcsw
@@ -841,6 +867,13 @@ func (in *instance) collect(e exitInfo, out *outputCap) *Report {
 		rep.Status = StatusOOM
 	case ws.Signaled() && cpuLimit > 0 && (ws.Signal() == unix.SIGXCPU || (ws.Signal() == unix.SIGKILL && rep.CPUTime() >= cpuLimit)):
 		rep.Status = StatusCPUTimeout
+		hitLimit(LimitCPUTime)
+	case cpuLimit > 0 && rep.CPUTime() > cpuLimit:
+		// Over the limit between two polls, or in processes that each
+		// stayed under RLIMIT_CPU: a time limit exceeded all the same
+		// (isolate's TO).
+		rep.Status = StatusCPUTimeout
+		rep.Error = fmt.Sprintf("used %s of CPU time, over the limit of %s", rep.CPUTime().Round(time.Millisecond), cpuLimit)
 		hitLimit(LimitCPUTime)
 	case ws.Signaled():
 		rep.Status = StatusSignaled

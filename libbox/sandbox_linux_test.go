@@ -310,6 +310,24 @@ func TestSandboxWallTime(t *testing.T) {
 	}
 }
 
+// forkingBurn burns 2.4 s of CPU time in four processes of 0.6 s each, two
+// at a time, each under a RLIMIT_CPU of 1 s: only a limit on the total
+// stops it.
+const forkingBurn = `for i in 1 2; do perl -e '1 while (times)[0] < 0.6' & perl -e '1 while (times)[0] < 0.6'; wait; done; echo finished`
+
+// TestSandboxCPUTimeForks: the CPU time limit holds for the sandbox as a
+// whole, not per process: with the cgroup's total where the caller has a
+// cgroup, and the program's process tree polled from /proc where not.
+func TestSandboxCPUTimeForks(t *testing.T) {
+	sb := newTestSandbox(t, Options{Limits: Limits{CPUTime: time.Second, WallTime: 60 * time.Second}})
+	res := run(t, sb, forkingBurn)
+	wantRunStatus(t, res, StatusCPUTimeout)
+	wantLimit(t, res, LimitCPUTime, LimitEnforced, true)
+	if strings.Contains(string(res.Stdout), "finished") {
+		t.Errorf("the program finished: report %+v", res.Report)
+	}
+}
+
 func TestSandboxCPUTime(t *testing.T) {
 	sb := newTestSandbox(t, Options{Limits: Limits{CPUTime: 500 * time.Millisecond, WallTime: 60 * time.Second}})
 	res := run(t, sb, "while :; do :; done")
