@@ -750,7 +750,7 @@ func (h *cgroupHandle) signal(sig unix.Signal) error {
 
 // destroy kills whatever is left in the cgroup and removes it.
 func (h *cgroupHandle) destroy() error {
-	if !h.m.Exists() {
+	if !h.anyExists() {
 		return nil
 	}
 	if pids, err := h.m.GetAllPids(); err == nil && len(pids) > 0 {
@@ -766,6 +766,21 @@ func (h *cgroupHandle) destroy() error {
 }
 
 func (h *cgroupHandle) destroyBestEffort() { _ = h.destroy() }
+
+// anyExists: a directory of the cgroup exists in some hierarchy. (The
+// manager's Exists looks at the devices hierarchy only, which a create
+// that failed in an earlier one, cpuset say, never made.)
+func (h *cgroupHandle) anyExists() bool {
+	for _, p := range h.m.GetPaths() {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
 
 func (h *cgroupHandle) oomKills() (uint64, error) {
 	return h.m.OOMKillCount()

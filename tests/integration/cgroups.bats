@@ -318,6 +318,19 @@ run_outside_delegation() {
 	[ -z "$(find /sys/fs/cgroup -maxdepth 8 -type d -name "$CID")" ]
 }
 
+@test "cgroups: a limit the kernel refuses leaves no cgroup, in any hierarchy" {
+	requires_cgroup
+	# cpuset comes first among the v1 hierarchies: the cgroup failed
+	# there before the devices one was made, which the cgroup library's
+	# Exists looks at.
+	set_resources '{"cpu": {"cpus": "999"}}'
+	runtime run -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *cpuset.cpus* ]]
+	assert_nothing_left "$CID"
+	[ -z "$(find /sys/fs/cgroup -maxdepth 8 -type d -name "$CID")" ]
+}
+
 # frozen_cgroup NAME: a frozen cgroup /NAME (on v1, in the freezer
 # hierarchy), thawed and removed by the test's teardown.
 frozen_cgroup() {
