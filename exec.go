@@ -173,6 +173,12 @@ func execSpec(c *cli.Context, cfg *libbox.Config) (*libbox.Process, error) {
 		if err != nil {
 			return nil, fmt.Errorf("process file %s: %w", path, err)
 		}
+		if p.Capabilities == nil && cfg.Process.Capabilities != nil {
+			// A process file without capabilities gets the container's,
+			// as in runc.
+			cp := cloneCapabilities(*cfg.Process.Capabilities)
+			p.Capabilities = &cp
+		}
 		return p, nil
 	}
 	if c.NArg() < 2 {
@@ -235,12 +241,8 @@ func execSpec(c *cli.Context, cfg *libbox.Config) (*libbox.Process, error) {
 	if caps := c.StringSlice("cap"); len(caps) > 0 {
 		var cp libbox.Capabilities
 		if base.Capabilities != nil {
-			cp = *base.Capabilities
+			cp = cloneCapabilities(*base.Capabilities)
 		}
-		cp.Bounding = append([]string(nil), cp.Bounding...)
-		cp.Effective = append([]string(nil), cp.Effective...)
-		cp.Permitted = append([]string(nil), cp.Permitted...)
-		cp.Ambient = append([]string(nil), cp.Ambient...)
 		for _, name := range caps {
 			name = strings.ToUpper(name)
 			if !strings.HasPrefix(name, "CAP_") {
@@ -316,4 +318,16 @@ func sendExecPidfd(pid int, sock *os.File) error {
 	}
 	defer unix.Close(fd)
 	return sendPidfd(sock, "setns", fd)
+}
+
+// cloneCapabilities is a deep copy of c: the exec'd process's sets are
+// changed without touching the container's.
+func cloneCapabilities(c libbox.Capabilities) libbox.Capabilities {
+	return libbox.Capabilities{
+		Bounding:    slices.Clone(c.Bounding),
+		Effective:   slices.Clone(c.Effective),
+		Inheritable: slices.Clone(c.Inheritable),
+		Permitted:   slices.Clone(c.Permitted),
+		Ambient:     slices.Clone(c.Ambient),
+	}
 }

@@ -59,10 +59,6 @@ var allCapabilities = [...]string{
 	unix.CAP_CHECKPOINT_RESTORE: "CAP_CHECKPOINT_RESTORE",
 }
 
-// defaultCapabilities is the set a process gets when its Capabilities are
-// nil: the bounding, effective and permitted sets of runc's default spec.
-// Inheritable stays empty (CVE-2022-29162), ambient too.
-var defaultCapabilities = []string{"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"}
 
 // lastCapability is the highest capability number the running kernel knows.
 var lastCapability = sync.OnceValue(func() int {
@@ -134,13 +130,13 @@ type capPlan struct {
 
 // planCapabilities resolves caps into masks and checks what the kernel would
 // otherwise refuse halfway through: ambient capabilities must be permitted
-// and inheritable, effective ones permitted. nil caps means the runtime's
-// default set; names the kernel does not know are skipped with a warning,
+// and inheritable, effective ones permitted. nil caps (a config without
+// process.capabilities) means none at all, as in runc: leaving the field
+// out grants nothing; names the kernel does not know are skipped with a warning,
 // as runc does, since leaving one out only takes privilege away.
 func planCapabilities(caps *Capabilities) (capPlan, error) {
 	if caps == nil {
-		d := maskOf(defaultCapabilities)
-		return capPlan{bounding: d, effective: d, permitted: d}, nil
+		return capPlan{}, nil
 	}
 	plan := capPlan{
 		bounding:    maskOf(caps.Bounding),

@@ -261,8 +261,9 @@ type Process struct {
 	ConsoleWidth  uint `json:"consoleWidth,omitempty"`
 	ConsoleHeight uint `json:"consoleHeight,omitempty"`
 
-	// Capabilities nil means the runtime's default set; an empty non-nil
-	// value means no capabilities at all.
+	// Capabilities nil, like an empty value, means no capabilities at all
+	// (runc's behaviour for a config without process.capabilities); for
+	// a process exec'd from a process file, the CLI gives the container's.
 	Capabilities *Capabilities `json:"capabilities,omitempty"`
 	Rlimits      []Rlimit      `json:"rlimits,omitempty"`
 

@@ -201,6 +201,25 @@ status_field() {
 	[ "$(status_field CapInh)" = 0000000000000000 ]
 }
 
+@test "config: no process.capabilities grants none, as runc; an exec'd process file without them gets the container's" {
+	update_config 'del(.process.capabilities)'
+	run_container cat /proc/self/status
+	[ "$status" -eq 0 ]
+	[ "$(status_field CapEff)" = 0000000000000000 ]
+	[ "$(status_field CapPrm)" = 0000000000000000 ]
+	[ "$(status_field CapBnd)" = 0000000000000000 ]
+
+	update_config '.process.capabilities = {bounding: ["CAP_KILL"], effective: ["CAP_KILL"], permitted: ["CAP_KILL"]}'
+	run_detached
+	local proc="$BATS_TEST_TMPDIR/process.json"
+	jq '.process | .args = ["cat", "/proc/self/status"] | del(.capabilities) | .terminal = false' "$BUNDLE/config.json" >"$proc"
+	chmod 0644 "$proc"
+	runtime exec --process "$proc" "$CID"
+	[ "$status" -eq 0 ]
+	[ "$(status_field CapEff)" = 0000000000000020 ]
+	[ "$(status_field CapBnd)" = 0000000000000020 ]
+}
+
 @test "config: capabilities, all five sets" {
 	update_config '.process.capabilities = {
 		bounding: ["CAP_CHOWN", "CAP_KILL", "CAP_SYS_ADMIN"],
