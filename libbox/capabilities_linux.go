@@ -59,7 +59,6 @@ var allCapabilities = [...]string{
 	unix.CAP_CHECKPOINT_RESTORE: "CAP_CHECKPOINT_RESTORE",
 }
 
-
 // lastCapability is the highest capability number the running kernel knows.
 var lastCapability = sync.OnceValue(func() int {
 	last := len(allCapabilities) - 1
