@@ -284,6 +284,7 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 	defer lock.Close()
 	c := &Container{rt: r, dir: dir}
 	var p *initProcess
+	created := time.Now().UTC()
 	defer func() {
 		if retErr == nil {
 			return
@@ -299,10 +300,22 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 		}
 		_ = unmountShared(cfg)
 		_ = os.RemoveAll(dir)
+		// The container is destroyed: its poststop hooks run, as after
+		// a delete (the spec's lifecycle goes on at its destruction when
+		// a prestart, createRuntime or createContainer hook fails; runc
+		// runs them whatever failed). Their failure is a warning.
+		if hooks := cfg.Hooks.Poststop; len(hooks) > 0 {
+			st := ociState(id, cfg, Stopped, 0, created, ownerName())
+			if err := runAllHooks("poststop", hooks, marshalState(st)); err != nil {
+				orNop(opts.Log).Warnf("%v", err)
+			}
+		}
 	}()
-	if cfg, err = withNetworkFiles(dir, cfg); err != nil {
+	withFiles, err := withNetworkFiles(dir, cfg)
+	if err != nil {
 		return nil, err
 	}
+	cfg = withFiles
 	// The state is written while init sets the container up, and put
 	// in place once it is ready: off the critical path of a create. (On
 	// failure the temp file goes with the directory, below.)

@@ -155,8 +155,9 @@ add_hook() {
 	[ "$(jq -r .status "$OUT/poststop.json")" = stopped ]
 }
 
-@test "hooks: a failing prestart hook fails create and leaves nothing" {
+@test "hooks: a failing prestart hook fails create, runs poststop and leaves nothing" {
 	add_hook prestart fail
+	add_hook poststop
 	add_hook poststart
 	set_args sleep 1000
 	runtime create -b "$BUNDLE" "$CID"
@@ -165,16 +166,20 @@ add_hook() {
 	[[ "$output" == *"error running prestart hook #0:"* ]]
 	[ -e "$OUT/prestart.json" ]
 	[ ! -e "$OUT/poststart.json" ]
+	# The lifecycle goes on at the container's destruction: poststop.
+	[ "$(jq -r .status "$OUT/poststop.json")" = stopped ]
 	assert_nothing_left "$CID"
 }
 
-@test "hooks: a failing createRuntime hook fails create and leaves nothing" {
+@test "hooks: a failing createRuntime hook fails create, runs poststop and leaves nothing" {
 	add_hook createRuntime fail
+	add_hook poststop
 	set_args sleep 1000
 	runtime create -b "$BUNDLE" "$CID"
 	[ "$status" -ne 0 ]
 	# runc's text, which callers match: "error running KIND hook #N:".
 	[[ "$output" == *"error running createRuntime hook #0:"*"hook createRuntime failed on purpose"* ]]
+	[ "$(jq -r .status "$OUT/poststop.json")" = stopped ]
 	assert_nothing_left "$CID"
 }
 
@@ -190,12 +195,14 @@ add_hook() {
 	! grep -q "^ONE=" "$OUT/second.env"
 }
 
-@test "hooks: a failing createContainer hook fails create and leaves nothing" {
+@test "hooks: a failing createContainer hook fails create, runs poststop and leaves nothing" {
 	add_hook createContainer fail
+	add_hook poststop
 	set_args sleep 1000
 	runtime create -b "$BUNDLE" "$CID"
 	[ "$status" -ne 0 ]
 	[ -e "$OUT/createContainer.json" ]
+	[ "$(jq -r .status "$OUT/poststop.json")" = stopped ]
 	assert_nothing_left "$CID"
 }
 
