@@ -64,15 +64,11 @@ func procCPU(pid int) cpuSample {
 // parseStatTimes reads utime and stime (fields 14 and 15) of
 // /proc/PID/stat, counting from the last ')' (the command may hold any).
 func parseStatTimes(b []byte) (utime, stime uint64, err error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return 0, 0, fmt.Errorf("malformed /proc/PID/stat")
+	f, err := statFieldsAfterComm(b, 13)
+	if err != nil {
+		return 0, 0, err
 	}
-	f := strings.Fields(string(b[i+2:]))
 	// After ") ": field 3 is index 0, so 14 and 15 are 11 and 12.
-	if len(f) < 13 {
-		return 0, 0, fmt.Errorf("malformed /proc/PID/stat")
-	}
 	if utime, err = strconv.ParseUint(f[11], 10, 64); err != nil {
 		return 0, 0, err
 	}
@@ -126,13 +122,9 @@ func treeCPU(root int) cpuSample {
 // parseStatCPU is utime + cutime and stime + cstime (fields 14 to 17) of
 // /proc/PID/stat, in clock ticks.
 func parseStatCPU(b []byte) (user, system int64, err error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return 0, 0, fmt.Errorf("malformed /proc/PID/stat")
-	}
-	f := strings.Fields(string(b[i+2:]))
-	if len(f) < 15 {
-		return 0, 0, fmt.Errorf("malformed /proc/PID/stat")
+	f, err := statFieldsAfterComm(b, 15)
+	if err != nil {
+		return 0, 0, err
 	}
 	var t [4]int64
 	for j, s := range f[11:15] {
@@ -142,6 +134,21 @@ func parseStatCPU(b []byte) (user, system int64, err error) {
 		t[j] = max(t[j], 0)
 	}
 	return t[0] + t[2], t[1] + t[3], nil
+}
+
+// statFieldsAfterComm splits /proc/PID/stat after the command (from the
+// last ')': the command may hold any byte), field 3 first; fewer than n
+// fields is an error.
+func statFieldsAfterComm(b []byte, n int) ([]string, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return nil, fmt.Errorf("malformed /proc/PID/stat")
+	}
+	f := strings.Fields(string(b[i+2:]))
+	if len(f) < n {
+		return nil, fmt.Errorf("malformed /proc/PID/stat")
+	}
+	return f, nil
 }
 
 // rescale returns the split of c scaled so that its total is total.
