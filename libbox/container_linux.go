@@ -858,6 +858,13 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts, configS
 			p.reap()
 			return
 		}
+		if p.cgroup != nil {
+			// init died setting up (the sync socket's error says only
+			// that): the cgroup says whether its memory limit did it.
+			if n, err := p.cgroup.oomKills(); err == nil && n > 0 {
+				retErr = fmt.Errorf("the container's init was killed by the OOM killer while it set the container up: the memory limit is too small for it: raise it: %w", retErr)
+			}
+		}
 		p.abort()
 		p.net.close()
 		closeFiles(p.held)

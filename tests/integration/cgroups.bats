@@ -331,6 +331,18 @@ run_outside_delegation() {
 	[ -z "$(find /sys/fs/cgroup -maxdepth 8 -type d -name "$CID")" ]
 }
 
+@test "cgroups: a memory limit too small for init is an error that says so, and leaves nothing" {
+	requires_cgroup
+	set_resources '{"memory": {"limit": 1048576}}'
+	runtime run -b "$BUNDLE" "$CID"
+	[ "$status" -ne 0 ]
+	# (On cgroup v2 the kernel may refuse the stage's clone into the
+	# cgroup first: an error about memory too.)
+	[[ "$output" == *"OOM killer"*"memory limit is too small"* ]] || { cgroup_v2 && [[ "$output" == *memory* ]]; }
+	assert_nothing_left "$CID"
+	[ -z "$(find /sys/fs/cgroup -maxdepth 8 -type d -name "$CID")" ]
+}
+
 # frozen_cgroup NAME: a frozen cgroup /NAME (on v1, in the freezer
 # hierarchy), thawed and removed by the test's teardown.
 frozen_cgroup() {
