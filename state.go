@@ -16,7 +16,10 @@ var stateCommand = &cli.Command{
 	Usage:     "print the OCI state of a container as JSON",
 	ArgsUsage: "<container-id>",
 	Action: withLightContainer(1, 1, func(_ *cli.Context, ctr *libbox.LightContainer) error {
-		b, err := json.MarshalIndent(runcStateOf(ctr.State()), "", "  ")
+		st := runcStateOf(ctr.State())
+		// runc's state leaves the owner empty; only list fills it in.
+		st.Owner = ""
+		b, err := json.MarshalIndent(st, "", "  ")
 		if err != nil {
 			return fmt.Errorf("encode state: %w", err)
 		}
