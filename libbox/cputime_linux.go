@@ -1,8 +1,6 @@
 package libbox
 
 import (
-	"bytes"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -49,33 +47,12 @@ func procCPU(pid int) cpuSample {
 		return cpuSample{}
 	}
 	total := time.Duration(ns)
-	st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	st, err := readProcStat(pid)
+	if err != nil || st.Utime+st.Stime == 0 {
 		return cpuSample{user: total, ok: true}
 	}
-	ut, stt, err := parseStatTimes(st)
-	if err != nil || ut+stt == 0 {
-		return cpuSample{user: total, ok: true}
-	}
-	user := time.Duration(float64(total) * float64(ut) / float64(ut+stt))
+	user := time.Duration(float64(total) * float64(st.Utime) / float64(st.Utime+st.Stime))
 	return cpuSample{user: user, system: total - user, ok: true}
-}
-
-// parseStatTimes reads utime and stime (fields 14 and 15) of
-// /proc/PID/stat, counting from the last ')' (the command may hold any).
-func parseStatTimes(b []byte) (utime, stime uint64, err error) {
-	f, err := statFieldsAfterComm(b, 13)
-	if err != nil {
-		return 0, 0, err
-	}
-	// After ") ": field 3 is index 0, so 14 and 15 are 11 and 12.
-	if utime, err = strconv.ParseUint(f[11], 10, 64); err != nil {
-		return 0, 0, err
-	}
-	if stime, err = strconv.ParseUint(f[12], 10, 64); err != nil {
-		return 0, 0, err
-	}
-	return utime, stime, nil
 }
 
 // cpuPollInterval is how often the runtime reads a sandbox's CPU time for
@@ -95,60 +72,40 @@ const maxTreeWalk = 8192
 // roots the runtime walks from, so they stay in the tree. A process that
 // exits and is not waited for (its parent ignores SIGCHLD) takes its time
 // with it: counted only by the walks that saw it alive.
-func treeCPU(root int) cpuSample {
-	var user, system int64
-	seen := map[int]bool{}
-	queue := []int{root}
-	for len(queue) > 0 && len(seen) < maxTreeWalk {
-		pid := queue[0]
+//
+// rootStart is root's start time as a first walk returned it (0 in that
+// first walk): a root that is not that process any more (reaped, its pid
+// reused) gives ok false. A child is counted only while its parent is
+// the one it was listed under, so that a pid reused during the walk adds
+// no stranger's time.
+func treeCPU(root int, rootStart uint64) (_ cpuSample, start uint64) {
+	st, err := readProcStat(root)
+	if err != nil || rootStart != 0 && st.StartTime != rootStart {
+		return cpuSample{}, 0
+	}
+	var user, system uint64
+	seen := map[int]bool{root: true}
+	type member struct {
+		pid int
+		st  procStat
+	}
+	queue := []member{{root, st}}
+	for len(queue) > 0 {
+		m := queue[0]
 		queue = queue[1:]
-		if seen[pid] {
-			continue
+		user += m.st.Utime + m.st.Cutime
+		system += m.st.Stime + m.st.Cstime
+		for _, child := range childrenOf(m.pid) {
+			if seen[child] || len(seen) >= maxTreeWalk {
+				continue
+			}
+			seen[child] = true
+			if cst, err := readProcStat(child); err == nil && cst.Ppid == m.pid {
+				queue = append(queue, member{child, cst})
+			}
 		}
-		seen[pid] = true
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			continue
-		}
-		if u, s, err := parseStatCPU(b); err == nil {
-			user += u
-			system += s
-		}
-		queue = append(queue, childrenOf(pid)...)
 	}
-	return cpuSample{user: time.Duration(user) * clockTick, system: time.Duration(system) * clockTick, ok: len(seen) > 0}
-}
-
-// parseStatCPU is utime + cutime and stime + cstime (fields 14 to 17) of
-// /proc/PID/stat, in clock ticks.
-func parseStatCPU(b []byte) (user, system int64, err error) {
-	f, err := statFieldsAfterComm(b, 15)
-	if err != nil {
-		return 0, 0, err
-	}
-	var t [4]int64
-	for j, s := range f[11:15] {
-		if t[j], err = strconv.ParseInt(s, 10, 64); err != nil {
-			return 0, 0, err
-		}
-		t[j] = max(t[j], 0)
-	}
-	return t[0] + t[2], t[1] + t[3], nil
-}
-
-// statFieldsAfterComm splits /proc/PID/stat after the command (from the
-// last ')': the command may hold any byte), field 3 first; fewer than n
-// fields is an error.
-func statFieldsAfterComm(b []byte, n int) ([]string, error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return nil, fmt.Errorf("malformed /proc/PID/stat")
-	}
-	f := strings.Fields(string(b[i+2:]))
-	if len(f) < n {
-		return nil, fmt.Errorf("malformed /proc/PID/stat")
-	}
-	return f, nil
+	return cpuSample{user: time.Duration(user) * clockTick, system: time.Duration(system) * clockTick, ok: true}, st.StartTime
 }
 
 // rescale returns the split of c scaled so that its total is total.

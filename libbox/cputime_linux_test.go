@@ -11,31 +11,39 @@ import (
 // command with ") 1 2 3" in it must not shift the fields).
 func TestParseStat(t *testing.T) {
 	line := []byte("42 (evil) 9 9 9 9) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 11 5 20 0 1 0 100 0 0\n")
-	ut, st, err := parseStatTimes(line)
-	if err != nil || ut != 7 || st != 3 {
-		t.Errorf("parseStatTimes: %d %d %v, want 7 3", ut, st, err)
+	st, err := parseProcStat(line)
+	if err != nil || st.Utime != 7 || st.Stime != 3 {
+		t.Errorf("utime, stime: %d %d %v, want 7 3", st.Utime, st.Stime, err)
 	}
-	u, s, err := parseStatCPU(line)
-	if err != nil || u != 7+11 || s != 3+5 {
-		t.Errorf("parseStatCPU: %d %d %v, want 18 8", u, s, err)
+	if st.Utime+st.Cutime != 7+11 || st.Stime+st.Cstime != 3+5 || st.Ppid != 1 || st.StartTime != 100 {
+		t.Errorf("parseProcStat: %+v, want cutime 11, cstime 5, ppid 1, start 100", st)
 	}
 	for _, bad := range []string{"", "42 (x", "42 (x) S 1 2 3"} {
-		if _, _, err := parseStatCPU([]byte(bad)); err == nil {
-			t.Errorf("parseStatCPU(%q): no error", bad)
+		if _, err := parseProcStat([]byte(bad)); err == nil {
+			t.Errorf("parseProcStat(%q): no error", bad)
 		}
 	}
 }
 
 // TestTreeCPU: the walk counts a busy process (this test's own: at least
-// the 50 ms it just spun, in 10 ms ticks) and nothing for a missing one.
+// the 50 ms it just spun, in 10 ms ticks), nothing for a missing one, and
+// nothing for a root that is not the process it started with (a reused
+// pid).
 func TestTreeCPU(t *testing.T) {
 	end := time.Now().Add(50 * time.Millisecond)
 	for time.Now().Before(end) {
 	}
-	if c := treeCPU(os.Getpid()); !c.ok || c.total() < 30*time.Millisecond {
-		t.Errorf("treeCPU of this busy process: %v", c)
+	c, start := treeCPU(os.Getpid(), 0)
+	if !c.ok || c.total() < 30*time.Millisecond || start == 0 {
+		t.Errorf("treeCPU of this busy process: %v (start %d)", c, start)
 	}
-	c := treeCPU(1 << 30) // no such process: nothing read
+	if again, _ := treeCPU(os.Getpid(), start); !again.ok || again.total() < c.total() {
+		t.Errorf("treeCPU of the same process again: %v, before %v", again, c)
+	}
+	if other, _ := treeCPU(os.Getpid(), start+1); other.ok {
+		t.Errorf("treeCPU of a root with another start time: %v", other)
+	}
+	c, _ = treeCPU(1<<30, 0) // no such process: nothing read
 	if c.total() != 0 {
 		t.Errorf("treeCPU of a missing pid: %v", c.total())
 	}

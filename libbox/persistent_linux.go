@@ -353,7 +353,7 @@ func (s *Sandbox) Exec(ctx context.Context, name string, args []string, stdio St
 	ex := &instance{sb: s, id: ses.in.id, ctr: ses.in.ctr, pidfd: pidfd, execPid: pid, started: time.Now(), killReq: c.killReq}
 	ex.initCPU = procCPU(pid)
 	if ex.pollsTree() {
-		ex.initTreeCPU = treeCPU(pid)
+		ex.initTreeCPU, ex.treeStart = treeCPU(pid, 0)
 	}
 	ex.execCgroup, ex.execOOMBase = ses.in.cg, oomBase
 	ex.killFn = func() { killTree(pid, pidfd) }

@@ -489,9 +489,11 @@ type instance struct {
 	initCPU       cpuSample
 	initCgroupCPU cpuSample
 	// initTreeCPU is treeCPU of the program at its start (the CPU time
-	// its process spent in the runtime's init), when it is polled;
-	// treeCPU the last poll's, less initTreeCPU.
+	// its process spent in the runtime's init), when it is polled, and
+	// treeStart the program's start time then; treeCPU the last poll's,
+	// less initTreeCPU.
 	initTreeCPU, treeCPU cpuSample
+	treeStart            uint64
 	destroyed            bool
 	// ownState: the container was made by this run, and its handle is
 	// used as it is to start and delete it (startWith, deleteWith without
@@ -656,7 +658,7 @@ func (in *instance) start() error {
 		in.initCgroupCPU = cgroupCPU(in.cg)
 	}
 	if in.pollsTree() {
-		in.initTreeCPU = treeCPU(in.pid())
+		in.initTreeCPU, in.treeStart = treeCPU(in.pid(), 0)
 	}
 	return nil
 }
@@ -737,8 +739,10 @@ func (in *instance) supervise(ctx context.Context, out *outputCap) exitInfo {
 		case <-cpuTick:
 			var used cpuSample
 			if pollTree {
-				used = treeCPU(pid).minus(in.initTreeCPU)
-				in.treeCPU = used
+				tree, _ := treeCPU(pid, in.treeStart)
+				if used = tree.minus(in.initTreeCPU); used.ok {
+					in.treeCPU = used
+				}
 			} else {
 				used = cgroupCPU(in.cg).minus(in.initCgroupCPU)
 			}

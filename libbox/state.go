@@ -344,6 +344,8 @@ type procStat struct {
 	State     byte
 	Ppid      int
 	StartTime uint64
+	// Utime, Stime, Cutime and Cstime are in clock ticks (cputime_linux.go).
+	Utime, Stime, Cutime, Cstime uint64
 }
 
 // readProcStat parses /proc/PID/stat. The command name (field 2) may hold
@@ -362,7 +364,8 @@ func parseProcStat(b []byte) (procStat, error) {
 		return procStat{}, errors.New("malformed /proc/PID/stat")
 	}
 	// After ") ": field 3 (state) is index 0, field 4 (ppid) index 1,
-	// field 22 (starttime) index 19.
+	// fields 14 to 17 (utime, stime, cutime, cstime) 11 to 14, field 22
+	// (starttime) index 19.
 	f := strings.Fields(string(b[i+2:]))
 	if len(f) < 20 || len(f[0]) != 1 {
 		return procStat{}, errors.New("malformed /proc/PID/stat")
@@ -375,5 +378,15 @@ func parseProcStat(b []byte) (procStat, error) {
 	if err != nil {
 		return procStat{}, fmt.Errorf("malformed /proc/PID/stat ppid: %w", err)
 	}
-	return procStat{State: f[0][0], Ppid: ppid, StartTime: start}, nil
+	var times [4]uint64
+	for j := range times {
+		// cutime and cstime are signed longs, never negative in practice.
+		n, err := strconv.ParseInt(f[11+j], 10, 64)
+		if err != nil {
+			return procStat{}, fmt.Errorf("malformed /proc/PID/stat CPU times: %w", err)
+		}
+		times[j] = uint64(max(n, 0))
+	}
+	return procStat{State: f[0][0], Ppid: ppid, StartTime: start,
+		Utime: times[0], Stime: times[1], Cutime: times[2], Cstime: times[3]}, nil
 }
