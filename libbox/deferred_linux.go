@@ -286,11 +286,20 @@ func execveatEmpty(fd int, args, env []string) error {
 	return errno
 }
 
-// newSession makes this process the leader of a new session and process
-// group, without a controlling terminal (ExecOpts.NewSession).
-func newSession() error {
-	if _, err := unix.Setsid(); err != nil {
-		return fmt.Errorf("setsid: %w", err)
+// enterSession puts init or an exec'd process in the session it asked
+// for: stdin, a terminal the caller passed in, as the controlling terminal
+// of a new session (controllingTTY); or a new session without a terminal
+// (newSession, ExecOpts.NewSession), unless a console is coming
+// (consoleFd >= 0: setupConsole makes the session, around the PTY);
+// otherwise the caller's, as runc leaves it.
+func enterSession(controllingTTY, newSession bool, consoleFd int) error {
+	switch {
+	case controllingTTY:
+		return takeControllingTTY()
+	case newSession && consoleFd < 0:
+		if _, err := unix.Setsid(); err != nil {
+			return fmt.Errorf("setsid: %w", err)
+		}
 	}
 	return nil
 }
@@ -298,8 +307,8 @@ func newSession() error {
 // takeControllingTTY makes stdin, a terminal the caller passed in, the
 // controlling terminal of a new session led by this process.
 func takeControllingTTY() error {
-	if err := newSession(); err != nil {
-		return err
+	if _, err := unix.Setsid(); err != nil {
+		return fmt.Errorf("setsid: %w", err)
 	}
 	if err := unix.IoctlSetInt(0, unix.TIOCSCTTY, 0); err != nil {
 		return fmt.Errorf("make stdin the controlling terminal: %w (it must be a terminal, and no other session's controlling terminal)", err)

@@ -303,14 +303,8 @@ func initExec(sock *syncSocket, ec *execConfig) error {
 			return fmt.Errorf("prctl PR_SET_CHILD_SUBREAPER: %w", err)
 		}
 	}
-	if ec.ControllingTTY {
-		if err := takeControllingTTY(); err != nil {
-			return err
-		}
-	} else if ec.NewSession && ec.ConsoleSocketFd < 0 {
-		if err := newSession(); err != nil {
-			return err
-		}
+	if err := enterSession(ec.ControllingTTY, ec.NewSession, ec.ConsoleSocketFd); err != nil {
+		return err
 	}
 	p := ec.Process
 	// Set by the nsenter stage already (see Exec).

@@ -216,15 +216,8 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 			return fmt.Errorf("create cwd %s: %w", p.Cwd, err)
 		}
 	}
-	if ic.ControllingTTY {
-		if err := takeControllingTTY(); err != nil {
-			return err
-		}
-	} else if ic.NewSession && ic.ConsoleSocketFd < 0 {
-		// (With a console, setupConsole makes the session.)
-		if err := newSession(); err != nil {
-			return err
-		}
+	if err := enterSession(ic.ControllingTTY, ic.NewSession, ic.ConsoleSocketFd); err != nil {
+		return err
 	}
 	pe, err := prepareProcess(p, ic.ConsoleSocketFd, mountNS, ic.Rootless,
 		containerSettings{cfg.Seccomp, cfg.Landlock, cfg.Personality, cfg.MemoryPolicy, ic.SeccompFilter})
