@@ -284,7 +284,6 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 	defer lock.Close()
 	c := &Container{rt: r, dir: dir}
 	var p *initProcess
-	created := time.Now().UTC()
 	defer func() {
 		if retErr == nil {
 			return
@@ -305,7 +304,11 @@ func (r *Runtime) Create(id string, cfg *Config, opts CreateOpts) (_ *Container,
 		// a prestart, createRuntime or createContainer hook fails; runc
 		// runs them whatever failed). Their failure is a warning.
 		if hooks := cfg.Hooks.Poststop; len(hooks) > 0 {
-			st := ociState(id, cfg, Stopped, 0, created, ownerName())
+			created, owner := time.Now().UTC(), ownerName()
+			if p != nil {
+				created, owner = p.created, p.owner
+			}
+			st := ociState(id, cfg, Stopped, 0, created, owner)
 			if err := runAllHooks("poststop", hooks, marshalState(st)); err != nil {
 				orNop(opts.Log).Warnf("%v", err)
 			}
