@@ -242,12 +242,19 @@ assert_sandbox_clean() {
 	# /dev/tty does not open, TIOCSTI (input pushed into the terminal, for
 	# the caller's shell to run after the sandbox) fails, and with the
 	# output capped the terminal on stdin is read-only.
-	local prog='$c = "x"; print open(my $t, "+<", "/dev/tty") ? "tty opened\n" : "no tty\n";
+	# The program is a file: script(1) runs its command with $SHELL, which
+	# may be dash, and %q quotes a multi-line string in bash's $'...' form.
+	local prog="$BATS_TEST_TMPDIR/tty.pl"
+	cat >"$prog" <<-'EOF'
+		$c = "x"; print open(my $t, "+<", "/dev/tty") ? "tty opened\n" : "no tty\n";
 		print ioctl(STDIN, 0x5412, $c) ? "TIOCSTI worked\n" : "TIOCSTI: $!\n";
-		print syswrite(STDIN, "") // 0 ? "" : "stdin: $!\n";'
+		print syswrite(STDIN, "") // 0 ? "" : "stdin: $!\n";
+	EOF
+	chmod 0644 "$prog"
+	give_to_user "$BATS_TEST_TMPDIR"
 	local cmd out
-	cmd=$(printf '%q ' "${AS_USER[@]}" "$RUNTIME" --root "$ROOT" sandbox --output-limit 1M -- perl -e "$prog")
-	out=$(script -q -e -c "$cmd" /dev/null </dev/null | tr -d '\r')
+	cmd=$(printf '%q ' "${AS_USER[@]}" "$RUNTIME" --root "$ROOT" sandbox --mount "$prog:/tty.pl:ro" --output-limit 1M -- perl /tty.pl)
+	out=$(SHELL=/bin/sh script -q -e -c "$cmd" /dev/null </dev/null | tr -d '\r')
 	echo "$out"
 	[[ "$out" == $'no tty\nTIOCSTI: Operation not permitted\nstdin: Bad file descriptor' ]] || fail "terminal reached: $out"
 	# kill(0, SIGKILL) reaches the program's own process group only: the
