@@ -973,7 +973,7 @@ func (h *cgroupHandle) joinSub(pid int, sub map[string]string) error {
 // sub[c] in that of controller c (cgroup v1 only), the container's own
 // cgroup in the others. Checked before anything is moved, and before exec
 // starts a process. Errors keep runc's wording, which callers match:
-// "unknown controller X", "bad sub cgroup path: ...".
+// "unknown controller X", "X is not a sub cgroup path".
 func (h *cgroupHandle) subCgroupTargets(sub map[string]string) (map[string]string, error) {
 	paths := h.m.GetPaths()
 	for ctrl := range sub {
@@ -1053,7 +1053,7 @@ func subCgroupOf(base, dir string) string {
 func subCgroupPath(base, sub string) (string, error) {
 	target := filepath.Join(base, sub)
 	if rel, err := filepath.Rel(base, target); err != nil || !filepath.IsLocal(rel) {
-		return "", fmt.Errorf("bad sub cgroup path: --cgroup %s leads out of the container's cgroup: give a path inside it (\"/\" is the cgroup itself)", sub)
+		return "", fmt.Errorf("bad sub cgroup path: --cgroup %s is not a sub cgroup path (it leads out of the container's cgroup): give a path inside it (\"/\" is the cgroup itself)", sub)
 	}
 	return target, nil
 }

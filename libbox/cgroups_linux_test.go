@@ -506,7 +506,7 @@ func TestSubCgroupPath(t *testing.T) {
 		sibling := "../" + filepath.Base(base) + "-sibling"
 		for _, sub := range []string{"..", "../", sibling, "sub/../..", "/..", "../../../.."} {
 			got, err := subCgroupPath(base, sub)
-			if err == nil || !strings.HasPrefix(err.Error(), "bad sub cgroup path: --cgroup "+sub+" leads out of the container's cgroup") {
+			if err == nil || !strings.HasPrefix(err.Error(), "bad sub cgroup path: --cgroup "+sub+" is not a sub cgroup path (it leads out of the container's cgroup)") {
 				t.Errorf("subCgroupPath(%q, %q) = %q, %v; want a bad sub cgroup path error", base, sub, got, err)
 			}
 		}

@@ -654,10 +654,10 @@ process_json() {
 	[[ "$output" == *" adding pid "*"/nosuch/cgroup.procs: no such file "* ]]
 	runtime exec --cgroup ../escape "$CID" true
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"bad sub cgroup path: --cgroup ../escape leads out"* ]]
+	[[ "$output" == *"bad sub cgroup path: --cgroup ../escape is not a sub cgroup path (it leads out"* ]]
 	runtime exec --cgroup .. "$CID" true
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"bad sub cgroup path: --cgroup .. leads out"* ]]
+	[[ "$output" == *"bad sub cgroup path: --cgroup .. is not a sub cgroup path (it leads out"* ]]
 	# A sibling whose name starts with the container's cgroup's is out of
 	# it too, with or without a controller.
 	local sibling
@@ -665,11 +665,11 @@ process_json() {
 	mkdir "$dir-sibling"
 	runtime exec --cgroup "../$sibling" "$CID" true
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"bad sub cgroup path: --cgroup ../$sibling leads out"* ]]
+	[[ "$output" == *"bad sub cgroup path: --cgroup ../$sibling is not a sub cgroup path (it leads out"* ]]
 	if ! cgroup_v2; then
 		runtime exec --cgroup "pids:../$sibling" "$CID" true
 		[ "$status" -ne 0 ]
-		[[ "$output" == *"bad sub cgroup path: --cgroup ../$sibling leads out"* ]]
+		[[ "$output" == *"bad sub cgroup path: --cgroup ../$sibling is not a sub cgroup path (it leads out"* ]]
 	fi
 	rmdir "$dir-sibling"
 	if ! cgroup_v2; then
