@@ -148,12 +148,16 @@ fi
 run_debian=0
 rm -f "$testdata/debian-$arch.tar.xz"
 if [[ ${DEBIAN_IMAGE:-} == debootstrap ]]; then
-	DEBIAN_IMAGE=$(dirname "$CACHE")/debian-bookworm-$arch.tar.xz
+	# -2: the root directory is 0755 (the first made it 0700, mktemp's
+	# mode, and a container whose user namespace does not map the host's
+	# root could not enter it).
+	DEBIAN_IMAGE=$(dirname "$CACHE")/debian-bookworm-$arch-2.tar.xz
 	if [[ ! -e $DEBIAN_IMAGE ]]; then
 		command -v debootstrap >/dev/null || apt-get install -y debootstrap
 		r=$(mktemp -d /tmp/runc-debian.XXXXXX)
 		mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1 || true)
 		debootstrap --variant=minbase bookworm "$r" ${mirror:+"$mirror"} >&2
+		chmod 0755 "$r"
 		tar --numeric-owner -C "$r" -cf - . | xz -T0 -1 >"$DEBIAN_IMAGE.tmp"
 		mv "$DEBIAN_IMAGE.tmp" "$DEBIAN_IMAGE"
 		rm -rf "$r"
