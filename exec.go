@@ -82,7 +82,8 @@ func execProcess(c *cli.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	opts := libbox.ExecOpts{ExtraFiles: extra, IgnorePaused: c.Bool("ignore-paused"), Log: logrus.StandardLogger(), SubCgroups: sub}
+	// A session of its own, as for init (see createContainer).
+	opts := libbox.ExecOpts{ExtraFiles: extra, IgnorePaused: c.Bool("ignore-paused"), Log: logrus.StandardLogger(), SubCgroups: sub, NewSession: true}
 	var ttyPeer *os.File
 	if p.Terminal {
 		if path := c.String("console-socket"); path != "" {

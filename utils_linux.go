@@ -177,7 +177,11 @@ func createContainer(c *cli.Context, consoleSocket *os.File, ephemeral bool) (*l
 	if !cfg.Process.Terminal {
 		consoleSocket = nil
 	}
-	opts := libbox.CreateOpts{ExtraFiles: extra, ConsoleSocket: consoleSocket, Log: logrus.StandardLogger()}
+	// init leads a session of its own, as runc's nsexec makes it: out of
+	// the caller's process group (whose signals would reach it) and away
+	// from the caller's controlling terminal (which it could write to and
+	// push input into with TIOCSTI).
+	opts := libbox.CreateOpts{ExtraFiles: extra, ConsoleSocket: consoleSocket, Log: logrus.StandardLogger(), NewSession: true}
 	// A network allowlist's supervisor logs its denials to --log. Never
 	// to stderr: podman's conmon and containerd's shim read create's
 	// output pipes to their end, which a supervisor holding them would

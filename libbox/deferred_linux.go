@@ -291,7 +291,9 @@ func execveatEmpty(fd int, args, env []string) error {
 // of a new session (controllingTTY); or a new session without a terminal
 // (newSession, ExecOpts.NewSession), unless a console is coming
 // (consoleFd >= 0: setupConsole makes the session, around the PTY);
-// otherwise the caller's, as runc leaves it.
+// otherwise the caller's. The CLI always asks for a session (runc's nsexec
+// calls setsid for init and every exec'd process); an embedder may keep
+// its own.
 func enterSession(controllingTTY, newSession bool, consoleFd int) error {
 	switch {
 	case controllingTTY:

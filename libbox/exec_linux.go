@@ -31,11 +31,12 @@ type ExecOpts struct {
 	// NewSession: the process leads a session (and a process group) of its
 	// own, without a controlling terminal, unless it gets one (a PTY,
 	// ControllingTTY). Without it, a process that was given no terminal
-	// stays in the caller's session and process group, as runc's do: it
-	// can push input into the caller's terminal (TIOCSTI on /dev/tty, run
-	// by the caller's shell after it), write to that terminal past any
-	// output limit, and signal the caller's whole process group (kill 0).
-	// A sandbox's processes always have it.
+	// stays in the caller's session and process group: it can push input
+	// into the caller's terminal (TIOCSTI on /dev/tty, run by the caller's
+	// shell after it), write to that terminal past any output limit, and
+	// signal the caller's whole process group (kill 0). A sandbox's
+	// processes always have it, and so do the CLI's containers and exec'd
+	// processes, as runc's (its nsexec calls setsid for each).
 	NewSession bool
 	// Subreaper makes the process a child subreaper (PR_SET_CHILD_SUBREAPER,
 	// kept across execve): what it starts stays among its descendants

@@ -574,3 +574,39 @@ evil_script() {
 	runtime exec "$CID" sysprobe ptrace "$RUNTIME_BG_PID"
 	[ "$output" = "ptrace: EPERM" ]
 }
+
+@test "security: init and exec'd processes lead sessions of their own, away from the caller's terminal" {
+	command -v script >/dev/null || skip "needs script(1) (bsdutils) for a terminal"
+	# As runc's nsexec does (setsid for init and every exec'd process): a
+	# process left in the caller's session could write to the caller's
+	# terminal and push input into it (TIOCSTI on /dev/tty, run by the
+	# caller's shell later), and a signal to the caller's process group
+	# (timeout(1), ^C in a script) would reach it. /proc/self/stat's
+	# fields 1, 5 and 6 (pid, process group, session) are the same number
+	# in a session leader; 0 for a group or session outside the container.
+	local probe='{ echo x >/dev/tty; } 2>/dev/null && echo TTY-REACHED; cut -d" " -f1,5,6 /proc/self/stat'
+	local cmd out
+	set_args sh -c "$probe"
+	# script(1) runs its command with $SHELL: /bin/sh, so %q's quoting
+	# must be plain (no bash $'...' forms: the strings have no newlines).
+	cmd=$(printf '%q ' "${AS_USER[@]}" "$RUNTIME" --root "$ROOT" run -b "$BUNDLE" "$CID")
+	out=$(SHELL=/bin/sh script -q -e -c "$cmd" /dev/null </dev/null | tr -d '\r')
+	echo "run: $out"
+	[[ "$out" == "1 1 1" ]] || fail "init is in the caller's session or reached its terminal: $out"
+
+	run_detached
+	cmd=$(printf '%q ' "${AS_USER[@]}" "$RUNTIME" --root "$ROOT" exec "$CID" sh -c "$probe")
+	out=$(SHELL=/bin/sh script -q -e -c "$cmd" /dev/null </dev/null | tr -d '\r')
+	echo "exec: $out"
+	[[ "$out" =~ ^([0-9]+)\ ([0-9]+)\ ([0-9]+)$ && ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" && ${BASH_REMATCH[1]} == "${BASH_REMATCH[3]}" ]] ||
+		fail "the exec'd process is in the caller's session or reached its terminal: $out"
+	local pid
+	pid=$(cat "$BATS_TEST_TMPDIR/$CID.pid")
+	[[ "$(cut -d' ' -f5,6 "/proc/$pid/stat")" == "$pid $pid" ]] || fail "detached init: $(cat "/proc/$pid/stat")"
+
+	# A signal to the group that ran `run -d` does not reach the container.
+	runtime_ok delete --force "$CID"
+	set_args sleep 1000
+	timeout -s TERM 2 "${AS_USER[@]}" sh -c "$(printf '%q ' "$RUNTIME" --root "$ROOT" run -d -b "$BUNDLE" "$CID") >/dev/null 2>&1; sleep 10" </dev/null || true
+	[[ "$(container_status "$CID")" == running ]] || fail "the caller's group signal reached init: $(container_status "$CID")"
+}
