@@ -244,13 +244,14 @@ func execSpec(c *cli.Context, cfg *libbox.Config) (*libbox.Process, error) {
 		if base.Capabilities != nil {
 			cp = cloneCapabilities(*base.Capabilities)
 		}
+		var unknown []string
 		for _, name := range caps {
-			name = strings.ToUpper(name)
-			if !strings.HasPrefix(name, "CAP_") {
-				name = "CAP_" + name
-			}
+			// As runc: the name as given, and one this kernel does not
+			// know (or "SYS_ADMIN", "cap_sys_admin") is a warning and
+			// grants nothing.
 			if _, err := libbox.CapabilityByName(name); err != nil {
-				return nil, fmt.Errorf("--cap: %w", err)
+				unknown = append(unknown, name)
+				continue
 			}
 			cp.Bounding = append(cp.Bounding, name)
 			cp.Effective = append(cp.Effective, name)
@@ -259,6 +260,9 @@ func execSpec(c *cli.Context, cfg *libbox.Config) (*libbox.Process, error) {
 			if slices.Contains(cp.Inheritable, name) {
 				cp.Ambient = append(cp.Ambient, name)
 			}
+		}
+		if len(unknown) > 0 {
+			logrus.Warnf("--cap: ignoring unknown capabilities %s (names look like CAP_CHOWN)", strings.Join(unknown, ", "))
 		}
 		p.Capabilities = &cp
 	}
