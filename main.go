@@ -66,6 +66,7 @@ func newApp() *cli.App {
 			&cli.BoolFlag{Name: "debug", Usage: "log debug messages"},
 			&cli.BoolFlag{Name: "systemd-cgroup", Usage: "manage cgroups through systemd (needs systemd)"},
 			&cli.StringFlag{Name: "rootless", Value: "auto", Usage: "rootless mode: auto, true or false"},
+			&cli.StringFlag{Name: "criu", Hidden: true, Usage: "ignored, as in runc (no checkpoint/restore)"},
 		},
 		Before:          setupLogging,
 		HideHelpCommand: true,
@@ -186,12 +187,15 @@ func setupLogging(c *cli.Context) error {
 		logFile = f
 	}
 	logrus.Debugf("nanobox-runc %s: %s", version, strings.Join(os.Args[1:], " "))
-	switch r := c.String("rootless"); r {
-	case "auto", "true", "false":
-	default:
-		return fmt.Errorf("unknown --rootless %q: use auto, true or false", r)
+	if c.IsSet("criu") {
+		// runc keeps the flag (hidden) for callers that still pass it:
+		// go-runc adds it whenever containerd has a CRIU path set. Not a
+		// warning on stderr: go-runc reads state's stdout and stderr
+		// together as JSON.
+		logrus.Debug("--criu ignored: this runtime has no checkpoint/restore")
 	}
-	return nil
+	_, err := parseRootless(c.String("rootless"))
+	return err
 }
 
 // checkSystemdCgroup refuses --systemd-cgroup where systemd is not init.

@@ -20,13 +20,24 @@ import (
 
 // isRootless resolves --rootless: auto means "not root".
 func isRootless(c *cli.Context) bool {
-	switch c.String("rootless") {
-	case "true":
-		return true
-	case "false":
-		return false
+	if b, err := parseRootless(c.String("rootless")); err == nil && b != nil {
+		return *b
 	}
 	return os.Geteuid() != 0
+}
+
+// parseRootless reads --rootless as runc does: "auto" (any case) or ""
+// is nil, anything strconv.ParseBool takes (1, t, TRUE, false, ...) is
+// that value.
+func parseRootless(s string) (*bool, error) {
+	if s == "" || strings.EqualFold(s, "auto") {
+		return nil, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return nil, fmt.Errorf("unknown --rootless %q: use auto, true or false", s)
+	}
+	return &b, nil
 }
 
 // Default state roots, as runc's: root's, and an unprivileged user's below
@@ -343,9 +354,14 @@ func writePidFile(path string, pid int) error {
 	return nil
 }
 
-// parseSignal accepts "TERM", "SIGTERM", "sigterm" and "15"; 0, as in
+// parseSignal accepts "TERM", "SIGTERM", "sigterm", "15" and "" (SIGTERM,
+// as runc's kill takes it); 0, as in
 // kill(2) and runc, only checks that the container's init is there.
 func parseSignal(s string) (unix.Signal, error) {
+	if s == "" {
+		// runc's kill takes an empty signal argument as the default.
+		return unix.SIGTERM, nil
+	}
 	if n, err := strconv.Atoi(s); err == nil {
 		if n < 0 || n > 64 {
 			return 0, fmt.Errorf("invalid signal number %d", n)

@@ -52,10 +52,26 @@ COMMANDS=(create start run state list kill delete exec update pause resume ps ev
 	[ "$status" -ne 0 ]
 }
 
-@test "global flags --debug, --log-format text and --rootless auto are accepted" {
+@test "global flags --debug, --log-format text, --rootless and --criu are accepted" {
 	runtime_ok --debug list
 	runtime_ok --log-format text list
 	runtime_ok --rootless auto list
+	# runc reads --rootless with strconv.ParseBool, "auto" in any case.
+	local v
+	for v in AUTO 0 1 t F TRUE False; do
+		runtime_ok --rootless "$v" list
+	done
+	if ! is_runc; then # runc only reads it where it needs it
+		runtime --rootless maybe list
+		[[ $status -ne 0 && "$output" == *'unknown --rootless "maybe"'* ]]
+	fi
+	# runc's hidden --criu, which go-runc passes whenever containerd has a
+	# CRIU path: accepted, and nothing on stderr that would spoil state's
+	# JSON (go-runc reads state's stdout and stderr together).
+	runtime_ok --criu /usr/sbin/criu list
+	run_detached
+	runtime_ok --criu /usr/sbin/criu state "$CID"
+	jq -e .id <<<"$output" >/dev/null || fail "state's output is not JSON: $output"
 }
 
 @test "--systemd-cgroup without systemd: a clear error" {

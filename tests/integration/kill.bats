@@ -26,6 +26,12 @@ run_trapper() {
 	retry 100 0.05 grep -q "got TERM" "$OUT"
 }
 
+@test "kill: an empty signal argument is SIGTERM, as in runc" {
+	run_trapper
+	runtime_ok kill "$CID" ""
+	retry 100 0.05 grep -q "got TERM" "$OUT"
+}
+
 @test "kill: signal names TERM, SIGUSR1, sigusr2 and numbers" {
 	run_trapper
 	runtime_ok kill "$CID" TERM
