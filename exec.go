@@ -74,7 +74,7 @@ func execProcess(c *cli.Context) (int, error) {
 		return 0, err
 	}
 	detach := c.Bool("detach")
-	extra, err := preservedFiles(c.Int("preserve-fds"))
+	extra, err := preservedFiles(3, c.Int("preserve-fds"))
 	if err != nil {
 		return 0, err
 	}

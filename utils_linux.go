@@ -181,10 +181,18 @@ func createContainer(c *cli.Context, consoleSocket *os.File, ephemeral bool) (*l
 	if err != nil {
 		return nil, err
 	}
-	extra, err := preservedFiles(c.Int("preserve-fds"))
+	extra, err := listenFiles()
 	if err != nil {
 		return nil, err
 	}
+	if len(extra) > 0 {
+		cfg.Process.Env = append(cfg.Process.Env, "LISTEN_FDS="+strconv.Itoa(len(extra)), "LISTEN_PID=1")
+	}
+	preserved, err := preservedFiles(3+len(extra), c.Int("preserve-fds"))
+	if err != nil {
+		return nil, err
+	}
+	extra = append(extra, preserved...)
 	if !cfg.Process.Terminal {
 		consoleSocket = nil
 	}
@@ -244,27 +252,59 @@ func createContainer(c *cli.Context, consoleSocket *os.File, ephemeral bool) (*l
 }
 
 // preservedFiles are the descriptors --preserve-fds N passes on: this
-// process's fds 3..3+N-1, which the CLI owns (the library takes files, as
+// process's fds first..first+N-1 (first is 3, or after socket activation's
+// fds, see listenFiles), which the CLI owns (the library takes files, as
 // os/exec does, and never wraps descriptors it was not given). Each must be
 // one the runtime was started with: those are never close-on-exec (they
 // survived the execve that started it), while everything the runtime opens
 // itself (the Go runtime's cgroup file, the --log file, the state
 // directory's lock) is. A number that is free, or holds one of the
 // runtime's own, is refused, so none of them ever reaches the container.
-func preservedFiles(n int) ([]*os.File, error) {
+func preservedFiles(first, n int) ([]*os.File, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("--preserve-fds %d: must not be negative", n)
 	}
 	files := make([]*os.File, 0, n)
-	for fd := 3; fd < 3+n; fd++ {
-		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
-		if err == nil && flags&unix.FD_CLOEXEC != 0 {
-			err = errors.New("it is one of the runtime's own")
-		}
-		if err != nil {
-			return nil, fmt.Errorf("--preserve-fds %d: fd %d was not passed to the runtime (%w): start it with fds 3 to %d open, or pass a smaller --preserve-fds", n, fd, err, 2+n)
+	for fd := first; fd < first+n; fd++ {
+		if err := inheritedFd(fd); err != nil {
+			return nil, fmt.Errorf("--preserve-fds %d: fd %d was not passed to the runtime (%w): start it with fds %d to %d open, or pass a smaller --preserve-fds", n, fd, err, first, first+n-1)
 		}
 		files = append(files, os.NewFile(uintptr(fd), "preserved-fd-"+strconv.Itoa(fd)))
+	}
+	return files, nil
+}
+
+// inheritedFd checks that fd is one this process was started with (see
+// preservedFiles).
+func inheritedFd(fd int) error {
+	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+	if err == nil && flags&unix.FD_CLOEXEC != 0 {
+		err = errors.New("it is one of the runtime's own")
+	}
+	return err
+}
+
+// listenFiles are the sockets of systemd's socket activation
+// (sd_listen_fds(3)) that create and run pass on to the container, as
+// runc does: when LISTEN_PID is this process and LISTEN_FDS is N, fds
+// 3..3+N-1, which the container's process gets as its fds 3..3+N-1 with
+// LISTEN_FDS=N and LISTEN_PID=1 (its own pid in its pid namespace).
+// --preserve-fds counts from the fd after them. A LISTEN_PID of another
+// process (a variable inherited from further up) passes nothing.
+func listenFiles() ([]*os.File, error) {
+	if os.Getenv("LISTEN_FDS") == "" || os.Getenv("LISTEN_PID") != strconv.Itoa(os.Getpid()) {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(os.Getenv("LISTEN_FDS"))
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("LISTEN_FDS=%q is not a number of descriptors: unset it, or set it as sd_listen_fds(3) says", os.Getenv("LISTEN_FDS"))
+	}
+	files := make([]*os.File, 0, n)
+	for fd := 3; fd < 3+n; fd++ {
+		if err := inheritedFd(fd); err != nil {
+			return nil, fmt.Errorf("LISTEN_FDS=%d: fd %d was not passed to the runtime (%w): start it with the activated sockets at fds 3 to %d", n, fd, err, 2+n)
+		}
+		files = append(files, os.NewFile(uintptr(fd), "listen-fd-"+strconv.Itoa(fd)))
 	}
 	return files, nil
 }

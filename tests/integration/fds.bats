@@ -66,6 +66,38 @@ fd_list() {
 	[ "$(fd_list)" = "0 1 2 3 4 " ]
 }
 
+@test "fds: systemd socket activation: LISTEN_FDS fds go to the container, --preserve-fds counts after them" {
+	# As runc: with LISTEN_PID the runtime's pid and LISTEN_FDS=1, fd 3 is
+	# the container's fd 3 with LISTEN_FDS=1 LISTEN_PID=1; --preserve-fds 1
+	# is then fd 4.
+	set_cmd 'echo "env $LISTEN_FDS $LISTEN_PID"; cat <&3; cat <&4; echo fds:; ls /proc/$$/fd; echo end'
+	local out="$BATS_TEST_TMPDIR/listen.out"
+	status=0
+	(
+		exec 3<"$F1" 4<"$F2"
+		# No timeout(1) here: it would be the process LISTEN_PID names.
+		export LISTEN_FDS=1 LISTEN_PID=$BASHPID
+		exec "${AS_USER[@]}" "$RUNTIME" --root "$ROOT" run --preserve-fds 1 -b "$BUNDLE" "$CID"
+	) </dev/null >"$out" 2>&1 || status=$?
+	output=$(cat "$out")
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$(sed -n 1,3p <<<"$output")" == $'env 1 1\none\ntwo' ]] || fail "socket activation: $output"
+	[ "$(fd_list)" = "0 1 2 3 4 " ]
+
+	# LISTEN_PID of another process: nothing passed, nothing set.
+	set_cmd 'echo "env ${LISTEN_FDS:-unset}"; echo fds:; ls /proc/$$/fd; echo end'
+	(
+		exec 3<"$F1"
+		export LISTEN_FDS=1 LISTEN_PID=1
+		exec timeout -k 5 "$RUNTIME_TIMEOUT" "${AS_USER[@]}" "$RUNTIME" --root "$ROOT" run -b "$BUNDLE" "$CID"
+	) </dev/null >"$out" 2>&1 || status=$?
+	output=$(cat "$out")
+	echo "$output"
+	[[ $status -eq 0 && "$(sed -n 1p <<<"$output")" == "env unset" ]]
+	[ "$(fd_list)" = "0 1 2 " ]
+}
+
 @test "fds: --preserve-fds with create and start" {
 	set_cmd 'cat <&3; echo fds:; ls /proc/$$/fd; echo end'
 	runtime_with_fds create --preserve-fds 1 -b "$BUNDLE" "$CID"
