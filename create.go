@@ -10,7 +10,7 @@ var createCommand = &cli.Command{
 the current directory). Its init process waits until "nanobox-runc start".`,
 	Flags: createFlags,
 	Action: func(c *cli.Context) error {
-		_, err := createContainer(c, nil, false)
+		_, _, err := createContainer(c, nil, false, false)
 		failSetup("create", err)
 		return err
 	},

@@ -112,6 +112,15 @@ func execProcess(c *cli.Context) (int, error) {
 	if pidfdSock != nil {
 		defer pidfdSock.Close()
 	}
+	var pipes *stdioPipes
+	if !detach && !p.Terminal {
+		// As runc's: pipes this process relays, never its own stdio.
+		if pipes, err = newStdioPipes(ctr.Config()); err != nil {
+			return 0, err
+		}
+		defer pipes.closeAll()
+		opts.Stdin, opts.Stdout, opts.Stderr = pipes.child[0], pipes.child[1], pipes.child[2]
+	}
 	var sigs chan os.Signal
 	if !detach {
 		sigs = catchSignals(forwardedSignals)
@@ -119,6 +128,9 @@ func execProcess(c *cli.Context) (int, error) {
 	pid, err := ctr.Exec(p, opts)
 	if err != nil {
 		return 0, err
+	}
+	if pipes != nil {
+		pipes.start()
 	}
 	if pidfdSock != nil {
 		// The process is our unreaped child: the pid names it.
@@ -148,6 +160,10 @@ func execProcess(c *cli.Context) (int, error) {
 	ws, err := forwardAndWait(pid, sigs, tty, func(s unix.Signal) { _ = unix.Kill(pid, s) })
 	if err != nil {
 		return 0, err
+	}
+	if pipes != nil {
+		// Until every holder of its stdout and stderr is gone, as runc.
+		pipes.wait()
 	}
 	return libbox.ExitCode(ws), nil
 }

@@ -61,7 +61,7 @@ func runContainer(c *cli.Context) (int, error) {
 	if !detach {
 		sigs = catchSignals(forwardedSignals)
 	}
-	ctr, err := createContainer(c, ttyChild, !detach && !c.Bool("keep"))
+	ctr, pipes, err := createContainer(c, ttyChild, !detach && !c.Bool("keep"), !detach)
 	if ttyChild != nil {
 		ttyChild.Close()
 	}
@@ -83,6 +83,9 @@ func runContainer(c *cli.Context) (int, error) {
 		}
 		defer tty.restore()
 	}
+	if pipes != nil {
+		pipes.start()
+	}
 	if err := warnOrFail(ctr.Start()); err != nil {
 		_ = ctr.Delete(true)
 		return 0, err
@@ -96,6 +99,11 @@ func runContainer(c *cli.Context) (int, error) {
 		if err := warnOrFail(ctr.Delete(true)); err != nil {
 			return 0, err
 		}
+	}
+	if pipes != nil {
+		// After delete, as runc: what is left of the container is
+		// gone, and its output with it.
+		pipes.wait()
 	}
 	return libbox.ExitCode(ws), nil
 }

@@ -161,36 +161,38 @@ var createFlags = []cli.Flag{
 // a foreground run, is used only when the process has a terminal.
 // ephemeral: the container never outlives this process (a foreground run
 // without --keep), so its state needs no fsync (libbox.Runtime.Ephemeral).
-func createContainer(c *cli.Context, consoleSocket *os.File, ephemeral bool) (*libbox.Container, error) {
+// foreground: a run that stays; without a terminal, init's stdio is then
+// pipes this process relays (returned, to start after create), as runc's.
+func createContainer(c *cli.Context, consoleSocket *os.File, ephemeral, foreground bool) (_ *libbox.Container, _ *stdioPipes, retErr error) {
 	if err := checkArgs(c, 1, 1); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	id := c.Args().First()
 	if err := libbox.ValidateID(id); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkSystemdCgroup(c); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rt, err := newRuntime(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rt.Ephemeral = ephemeral
 	cfg, err := loadConfig(c, rt.Rootless)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	extra, err := listenFiles()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(extra) > 0 {
 		cfg.Process.Env = append(cfg.Process.Env, "LISTEN_FDS="+strconv.Itoa(len(extra)), "LISTEN_PID=1")
 	}
 	preserved, err := preservedFiles(3+len(extra), c.Int("preserve-fds"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	extra = append(extra, preserved...)
 	if !cfg.Process.Terminal {
@@ -210,45 +212,57 @@ func createContainer(c *cli.Context, consoleSocket *os.File, ephemeral bool) (*l
 	}
 	if path := c.String("console-socket"); path != "" && consoleSocket == nil {
 		if !cfg.Process.Terminal {
-			return nil, errors.New("--console-socket given but process.terminal is false in config.json")
+			return nil, nil, errors.New("--console-socket given but process.terminal is false in config.json")
 		}
 		s, err := dialConsoleSocket(path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		defer s.Close()
 		opts.ConsoleSocket = s
 	}
 	if cfg.Process.Terminal && opts.ConsoleSocket == nil {
-		return nil, errors.New("process.terminal is true in config.json: pass --console-socket, or set terminal to false")
+		return nil, nil, errors.New("process.terminal is true in config.json: pass --console-socket, or set terminal to false")
 	}
 	// Connected before anything is made, so that a wrong path fails
 	// create with nothing to undo.
 	pidfdSock, err := dialPidfdSocket(c.String("pidfd-socket"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if pidfdSock != nil {
 		defer pidfdSock.Close()
 	}
+	var pipes *stdioPipes
+	if foreground && !cfg.Process.Terminal {
+		if pipes, err = newStdioPipes(cfg); err != nil {
+			return nil, nil, err
+		}
+		defer func() {
+			if retErr != nil {
+				pipes.closeAll()
+			}
+		}()
+		opts.Stdin, opts.Stdout, opts.Stderr = pipes.child[0], pipes.child[1], pipes.child[2]
+	}
 	ctr, err := rt.Create(id, cfg, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if pidfdSock != nil {
 		if err := sendInitPidfd(ctr, pidfdSock); err != nil {
 			_ = ctr.Delete(true)
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	logrus.Debugf("container %s created in %s: init pid %d", id, rt.Root, ctr.Pid())
 	if pf := c.String("pid-file"); pf != "" {
 		if err := writePidFile(pf, ctr.Pid()); err != nil {
 			_ = ctr.Delete(true)
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return ctr, nil
+	return ctr, pipes, nil
 }
 
 // preservedFiles are the descriptors --preserve-fds N passes on: this

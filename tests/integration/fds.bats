@@ -98,6 +98,38 @@ fd_list() {
 	[ "$(fd_list)" = "0 1 2 " ]
 }
 
+@test "fds: a foreground run and exec get pipes for stdio, never the caller's descriptors, as in runc" {
+	# runc's setupProcessPipes. With the caller's own descriptors the
+	# container could reopen them through /proc/self/fd: a log file its
+	# caller appends stderr to, opened for reading; and /dev/stdout would
+	# not open where stdout is a socket (systemd's journal).
+	local probe='for f in 0 1 2; do readlink /proc/self/fd/$f | cut -d: -f1; done; echo x >/dev/stdout && echo reopened'
+	local want=$'pipe\npipe\npipe\nx\nreopened'
+	local log="$BATS_TEST_TMPDIR/caller.log" out
+	echo HOSTSECRET >"$log"
+	chmod 0666 "$log"
+	set_args sh -c "$probe"
+	out=$("${AS_USER[@]}" "$RUNTIME" --root "$ROOT" run -b "$BUNDLE" "$CID" 2>>"$log" </dev/null)
+	[[ "$out" == "$want" ]] || fail "run: $out"
+	run_detached
+	out=$("${AS_USER[@]}" "$RUNTIME" --root "$ROOT" exec "$CID" sh -c "$probe" 2>>"$log" </dev/null)
+	[[ "$out" == "$want" ]] || fail "exec: $out"
+	# stdout a unix socket, as under systemd.
+	out=$(python3 -c '
+import socket, subprocess, sys
+a, b = socket.socketpair()
+p = subprocess.run(sys.argv[1:], stdout=b, stdin=subprocess.DEVNULL)
+b.close()
+data = b""
+while True:
+    chunk = a.recv(4096)
+    if not chunk:
+        break
+    data += chunk
+print(data.decode().strip(), p.returncode)' "${AS_USER[@]}" "$RUNTIME" --root "$ROOT" exec "$CID" sh -c 'echo x >/dev/stdout')
+	[[ "$out" == "x 0" ]] || fail "exec with stdout a socket: $out"
+}
+
 @test "fds: --preserve-fds with create and start" {
 	set_cmd 'cat <&3; echo fds:; ls /proc/$$/fd; echo end'
 	runtime_with_fds create --preserve-fds 1 -b "$BUNDLE" "$CID"
