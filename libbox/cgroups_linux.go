@@ -387,6 +387,9 @@ func cleanCgroupPath(p string) string {
 func (h *cgroupHandle) join(id string, pid int) (*cgroupHandle, error) {
 	err := h.m.Apply(pid)
 	if err == nil {
+		if h.rootless && !cgroups.IsCgroup2UnifiedMode() {
+			return h.keepExisting(id)
+		}
 		return h, nil
 	}
 	if !h.rootless || !(errors.Is(err, cgroups.ErrRootless) || isPermissionError(err)) {
@@ -400,6 +403,41 @@ func (h *cgroupHandle) join(id string, pid int) (*cgroupHandle, error) {
 	// them is kept either.)
 	_ = h.m.Destroy()
 	return nil, nil
+}
+
+// keepExisting drops from the manager the cgroup v1 (and hybrid cgroup2)
+// paths that an unprivileged runtime's Apply did not make: the devices
+// cgroup it skips, a hierarchy it may not write. Kept, they would be
+// stored in the state, and exec would fail to join them, ps would list
+// nothing and delete of a paused container would not thaw it (the
+// library's Exists and GetAllPids look at the devices path only). None
+// left is no cgroup, or the error when limits need one.
+func (h *cgroupHandle) keepExisting(id string) (*cgroupHandle, error) {
+	all := h.m.GetPaths()
+	existing := make(map[string]string, len(all))
+	for name, p := range all {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			existing[name] = p
+		}
+	}
+	if len(existing) == len(all) {
+		return h, nil
+	}
+	if len(existing) == 0 {
+		if len(h.need) > 0 {
+			return h, rootlessCgroupError(h.need, h.m, h.cg, errors.New("no cgroup directory was made"))
+		}
+		return nil, nil
+	}
+	m, err := manager.NewWithPaths(h.cg, existing)
+	if err != nil {
+		return h, fmt.Errorf("cgroup of container %s: %w", id, err)
+	}
+	h.m = m
+	return h, nil
 }
 
 // bornCgroup is the container's cgroup made, with its limits, before
@@ -699,8 +737,30 @@ func (h *cgroupHandle) freeze(state cgroups.FreezerState) error {
 	return h.m.Freeze(state)
 }
 
-// pids returns the host pids of every process in the cgroup and below.
+// pids returns the host pids of every process in the cgroup and below,
+// read from the devices hierarchy as the library does, or from another
+// one where the container has no devices cgroup (an unprivileged
+// runtime's on cgroup v1: see keepExisting). On cgroup v1 every hierarchy
+// holds all of the container's processes.
 func (h *cgroupHandle) pids() ([]int, error) {
+	if cgroups.IsCgroup2UnifiedMode() {
+		return h.m.GetAllPids()
+	}
+	if p := h.m.Path("devices"); p != "" {
+		if _, err := os.Stat(p); err == nil {
+			return h.m.GetAllPids()
+		}
+	}
+	paths := h.m.GetPaths()
+	names := slices.Sorted(maps.Keys(paths))
+	for _, name := range names {
+		if name == "" || paths[name] == "" {
+			continue
+		}
+		if _, err := os.Stat(paths[name]); err == nil {
+			return cgroups.GetAllPids(paths[name])
+		}
+	}
 	return h.m.GetAllPids()
 }
 
@@ -732,7 +792,7 @@ func (h *cgroupHandle) signal(sig unix.Signal) error {
 	if !wasFrozen {
 		frozeNow = h.m.Freeze(cgroups.Frozen) == nil
 	}
-	pids, err := h.m.GetAllPids()
+	pids, err := h.pids()
 	if err == nil {
 		for _, pid := range pids {
 			_ = unix.Kill(pid, sig)
@@ -753,7 +813,7 @@ func (h *cgroupHandle) destroy() error {
 	if !h.anyExists() {
 		return nil
 	}
-	if pids, err := h.m.GetAllPids(); err == nil && len(pids) > 0 {
+	if pids, err := h.pids(); err == nil && len(pids) > 0 {
 		_ = h.signal(unix.SIGKILL)
 	} else if h.frozen() {
 		_ = h.m.Freeze(cgroups.Thawed)

@@ -631,7 +631,7 @@ func (c *Container) Signal(sig unix.Signal, all bool) error {
 		if !all {
 			return &notRunningError{c.st.ID}
 		}
-		if cg == nil || !cg.m.Exists() {
+		if cg == nil || !cg.anyExists() {
 			if cg == nil && c.tracksExecs(nil) {
 				// Exec'd processes may outlive init here.
 				return c.signalAll(sig)

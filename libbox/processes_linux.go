@@ -350,7 +350,7 @@ func (c *Container) signalAll(sig unix.Signal) error {
 func (c *Container) killAndWait() error {
 	deadline := time.Now().Add(killWait)
 	cg := c.cgroup()
-	if cg != nil && !cg.m.Exists() {
+	if cg != nil && !cg.anyExists() {
 		cg = nil
 	}
 	seen := map[int]bool{}

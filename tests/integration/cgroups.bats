@@ -285,6 +285,45 @@ teardown() {
 	[ "$output" = ran ]
 }
 
+@test "cgroups: rootless in cgroup v1 directories delegated to the user: exec, ps, pause and delete work" {
+	# As runc's rootless CI sets it up (tests/rootless.sh enable_cgroup):
+	# a parent cgroup in each v1 hierarchy whose group is the user's. The
+	# runtime skips the devices cgroup (an unprivileged user cannot write
+	# device rules), and may not write the hybrid cgroup2 mount: paths it
+	# never made must not be kept, or exec cannot join them, ps lists
+	# nothing, and delete of a paused container cannot thaw it.
+	requires rootless
+	[[ "$(stat -f -c %T /sys/fs/cgroup)" != cgroup2fs ]] || skip "test of cgroup v1 hierarchies"
+	local parent="nbx-rl-$$" c d
+	CLEANUP_CGROUP="$parent/ctr $parent"
+	for c in cpu cpuacct cpuset memory devices freezer blkio pids; do
+		d=/sys/fs/cgroup/$c/$parent
+		[[ -d /sys/fs/cgroup/$c ]] || continue
+		mkdir -p "$d"
+		if [[ $c == cpuset ]]; then
+			cat /sys/fs/cgroup/cpuset/cpuset.cpus >"$d/cpuset.cpus"
+			cat /sys/fs/cgroup/cpuset/cpuset.mems >"$d/cpuset.mems"
+		fi
+		chgrp -R "$(test_gid)" "$d"
+		chmod g+rwx "$d"
+		chmod g+rw "$d/cgroup.procs" "$d/tasks"
+	done
+	update_config '.linux.cgroupsPath = "/'"$parent"'/ctr"'
+	run_detached
+	local pid
+	pid=$(cat "$BATS_TEST_TMPDIR/$CID.pid")
+	grep -q ":pids:/$parent/ctr\$" "/proc/$pid/cgroup" || fail "init is not in the delegated cgroup: $(cat "/proc/$pid/cgroup")"
+	runtime exec "$CID" sh -c 'echo exec-ran'
+	[[ $status -eq 0 && "$output" == exec-ran ]] || fail "exec: $output"
+	runtime_ok ps "$CID"
+	[[ "$output" == *"$pid"* ]] || fail "ps lists no processes: $output"
+	runtime_ok pause "$CID"
+	runtime delete --force "$CID"
+	[[ $status -eq 0 ]] || fail "delete --force of a paused container: $output"
+	retry 100 0.05 test ! -e "/proc/$pid" || fail "init $pid survived delete --force: $(grep State "/proc/$pid/status")"
+	[[ ! -d "/sys/fs/cgroup/pids/$parent/ctr" ]] || fail "the container's cgroup is left"
+}
+
 # run_outside_delegation ARGS...: `runtime ARGS` from the root cgroup, where
 # the unprivileged user may not create cgroups.
 run_outside_delegation() {
@@ -363,14 +402,17 @@ frozen_cgroup() {
 # hierarchy (the runtime may have made it in each).
 cleanup_cgroup() {
 	[[ -n "${CLEANUP_CGROUP:-}" ]] || return 0
-	local d
-	for d in /sys/fs/cgroup/$CLEANUP_CGROUP /sys/fs/cgroup/*/$CLEANUP_CGROUP; do
-		[[ -d "$d" ]] || continue
-		[[ -f "$d/freezer.state" ]] && echo THAWED >"$d/freezer.state"
-		[[ -f "$d/cgroup.freeze" ]] && echo 0 >"$d/cgroup.freeze"
-		[[ -f "$d/cgroup.procs" ]] && for p in $(cat "$d/cgroup.procs"); do kill -9 "$p"; done
-		# Killed tasks leave the cgroup once the kernel has reaped them.
-		retry 100 0.05 rmdir "$d" 2>/dev/null || true
+	local d c
+	# Several, space-separated: children first.
+	for c in $CLEANUP_CGROUP; do
+		for d in /sys/fs/cgroup/$c /sys/fs/cgroup/*/$c; do
+			[[ -d "$d" ]] || continue
+			[[ -f "$d/freezer.state" ]] && echo THAWED >"$d/freezer.state"
+			[[ -f "$d/cgroup.freeze" ]] && echo 0 >"$d/cgroup.freeze"
+			[[ -f "$d/cgroup.procs" ]] && for p in $(cat "$d/cgroup.procs"); do kill -9 "$p"; done
+			# Killed tasks leave the cgroup once the kernel has reaped them.
+			retry 100 0.05 rmdir "$d" 2>/dev/null || true
+		done
 	done
 	CLEANUP_CGROUP=
 	return 0
