@@ -61,6 +61,12 @@ func (r *rootfsMounter) setupDev() error {
 	// (an unprivileged runtime, an LSM) falls back to the same bind.
 	bindOnly := r.userns
 	for _, d := range containerDevices(r.cfg) {
+		if filepath.Clean(d.Path) == "/dev/ptmx" {
+			// Always the symlink to the container's devpts below, as
+			// runc's createDevices skips it; made first, a bind (user
+			// namespace) could not be removed for it (EBUSY).
+			continue
+		}
 		if err := r.createDevice(d, bindOnly); err != nil {
 			return err
 		}

@@ -48,6 +48,15 @@ teardown() {
 	[ "${lines[7]}" = no-console ]
 }
 
+@test "devices: /dev/ptmx listed in linux.devices is still the link to the container's devpts" {
+	# As runc (its createDevices skips it): podman and docker configs list
+	# it. Rootless the node would be a bind of the host's, which could not
+	# be replaced by the link.
+	update_config '.linux.devices += [{"path": "/dev/ptmx", "type": "c", "major": 5, "minor": 2, "fileMode": 438, "uid": 0, "gid": 0}]'
+	run_sh 'readlink /dev/ptmx'
+	[[ $status -eq 0 && "$output" == pts/ptmx ]] || fail "$output"
+}
+
 @test "devices: /dev holds only the default set" {
 	run_sh 'ls -A /dev | sort | tr "\n" " "'
 	[ "$status" -eq 0 ]
