@@ -678,7 +678,9 @@ func controllersError(missing []string, m cgroups.Manager) error {
 // rootlessCgroupError explains why an unprivileged caller's limits cannot
 // be enforced, and what would make them work.
 func rootlessCgroupError(need []string, m cgroups.Manager, cg *cgroups.Cgroup, cause error) error {
-	what := fmt.Sprintf("the resource limits in linux.resources (%s) need a cgroup", strings.Join(need, ", "))
+	// runc's words first ("cannot set pids limit: container could not
+	// join or create cgroup"), which its tests and callers match.
+	what := fmt.Sprintf("cannot set %s limit: container could not join or create cgroup: the resource limits in linux.resources (%s) need a cgroup", need[0], strings.Join(need, ", "))
 	todo := "run as root, run inside a cgroup v2 subtree delegated to uid " + fmt.Sprint(os.Geteuid()) +
 		" (e.g. systemd-run --user --scope -p Delegate=yes ...), or remove the limits"
 	if !cgroups.IsCgroup2UnifiedMode() {

@@ -271,7 +271,7 @@ teardown() {
 		runtime run -b "$BUNDLE" "$CID"
 	fi
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"limits in linux.resources (memory, pids) need a cgroup"* ]]
+	[[ "$output" == *"cannot set memory limit: container could not join or create cgroup: the resource limits in linux.resources (memory, pids) need a cgroup"* ]]
 	[[ "$output" == *"run as root"*"delegated"* ]]
 	assert_nothing_left "$CID"
 
