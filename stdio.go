@@ -29,12 +29,18 @@ type stdioPipes struct {
 	wg     sync.WaitGroup
 }
 
-// newStdioPipes makes the three pipes, owned by the host ids of the
-// container's root (cfg's mappings; the caller's without a user
-// namespace of the container's own).
+// newStdioPipes makes the pipes, owned by the host ids of the container's
+// root (cfg's mappings; the caller's without a user namespace of the
+// container's own). Where this process's stdout and stderr are the same
+// file (2>&1, one terminal, one socket), the process's stdout and stderr
+// are one pipe too, so that what it writes to them keeps its order.
 func newStdioPipes(cfg *libbox.Config) (*stdioPipes, error) {
 	s := &stdioPipes{}
 	for i := range 3 {
+		if i == 2 && sameFile(os.Stdout, os.Stderr) {
+			s.child[2] = s.child[1]
+			break
+		}
 		r, w, err := os.Pipe()
 		if err != nil {
 			s.closeAll()
@@ -59,6 +65,15 @@ func newStdioPipes(cfg *libbox.Config) (*stdioPipes, error) {
 		}
 	}
 	return s, nil
+}
+
+// sameFile: a and b are open on the same file (device and inode).
+func sameFile(a, b *os.File) bool {
+	var sa, sb unix.Stat_t
+	if unix.Fstat(int(a.Fd()), &sa) != nil || unix.Fstat(int(b.Fd()), &sb) != nil {
+		return false
+	}
+	return sa.Dev == sb.Dev && sa.Ino == sb.Ino
 }
 
 // hostRoot is the host id that container id 0 maps to, -1 without one.
@@ -86,9 +101,12 @@ func (s *stdioPipes) start() {
 		_, _ = io.Copy(s.parent[0], os.Stdin)
 		_ = s.parent[0].Close()
 	}()
-	s.wg.Add(2)
+	s.wg.Add(1)
 	go s.copyOut(os.Stdout, s.parent[1])
-	go s.copyOut(os.Stderr, s.parent[2])
+	if s.parent[2] != nil {
+		s.wg.Add(1)
+		go s.copyOut(os.Stderr, s.parent[2])
+	}
 }
 
 func (s *stdioPipes) copyOut(w io.Writer, r *os.File) {

@@ -103,7 +103,7 @@ fd_list() {
 	# container could reopen them through /proc/self/fd: a log file its
 	# caller appends stderr to, opened for reading; and /dev/stdout would
 	# not open where stdout is a socket (systemd's journal).
-	local probe='for f in 0 1 2; do readlink /proc/self/fd/$f | cut -d: -f1; done; echo x >/dev/stdout && echo reopened'
+	local probe='for f in 0 1 2; do readlink /proc/self/fd/$f | cut -d: -f1; done; echo x >/dev/stdout && echo reopened; echo to-stderr >&2'
 	local want=$'pipe\npipe\npipe\nx\nreopened'
 	local log="$BATS_TEST_TMPDIR/caller.log" out
 	echo HOSTSECRET >"$log"
@@ -114,6 +114,11 @@ fd_list() {
 	run_detached
 	out=$("${AS_USER[@]}" "$RUNTIME" --root "$ROOT" exec "$CID" sh -c "$probe" 2>>"$log" </dev/null)
 	[[ "$out" == "$want" ]] || fail "exec: $out"
+	# stderr, a file of its own here, got the process's stderr.
+	[[ "$(cat "$log")" == $'HOSTSECRET\nto-stderr\nto-stderr' ]] || fail "stderr: $(cat "$log")"
+	# stdout and stderr the same file: one pipe, the order kept.
+	out=$("${AS_USER[@]}" "$RUNTIME" --root "$ROOT" exec "$CID" sh -c 'for i in 1 2 3; do echo out$i; echo err$i >&2; done' 2>&1 </dev/null)
+	[[ "$out" == $'out1\nerr1\nout2\nerr2\nout3\nerr3' ]] || fail "2>&1: $out"
 	# stdout a unix socket, as under systemd.
 	out=$(python3 -c '
 import socket, subprocess, sys
