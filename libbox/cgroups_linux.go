@@ -742,16 +742,12 @@ func (h *cgroupHandle) freeze(state cgroups.FreezerState) error {
 // pids returns the host pids of every process in the cgroup and below,
 // read from the devices hierarchy as the library does, or from another
 // one where the container has no devices cgroup (an unprivileged
-// runtime's on cgroup v1: see keepExisting). On cgroup v1 every hierarchy
-// holds all of the container's processes.
+// runtime's on cgroup v1: keepExisting dropped it). On cgroup v1 every
+// hierarchy holds all of the container's processes. No stat on the
+// common path: a devices path kept is one that was made.
 func (h *cgroupHandle) pids() ([]int, error) {
-	if cgroups.IsCgroup2UnifiedMode() {
+	if cgroups.IsCgroup2UnifiedMode() || h.m.Path("devices") != "" {
 		return h.m.GetAllPids()
-	}
-	if p := h.m.Path("devices"); p != "" {
-		if _, err := os.Stat(p); err == nil {
-			return h.m.GetAllPids()
-		}
 	}
 	paths := h.m.GetPaths()
 	names := slices.Sorted(maps.Keys(paths))
