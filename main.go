@@ -68,8 +68,10 @@ func newApp() *cli.App {
 			&cli.StringFlag{Name: "rootless", Value: "auto", Usage: "rootless mode: auto, true or false"},
 			&cli.StringFlag{Name: "criu", Hidden: true, Usage: "ignored, as in runc (no checkpoint/restore)"},
 		},
-		Before:          setupLogging,
-		HideHelpCommand: true,
+		Before: setupLogging,
+		// `help` and `h` are commands at the top level, as in runc; below
+		// it they would be taken for a command's argument (see newApp's
+		// loop), so that a container called "h" or "help" works.
 		// A repeated flag is the only way to give several values, as in
 		// runc (urfave/cli v1): `exec --env A=1,2` sets A to "1,2" and
 		// `--cgroup cpu,cpuacct:sub` names two controllers.
@@ -105,6 +107,10 @@ func newApp() *cli.App {
 	// prefix the first one's result.
 	for _, c := range app.Commands {
 		c.HelpName = ""
+		// urfave/cli v2 adds a `help` (alias `h`) subcommand to every
+		// command: `run -b B h` printed run's help instead of running a
+		// container with the id "h". runc's commands have none.
+		c.HideHelpCommand = true
 	}
 	return app
 }

@@ -47,6 +47,26 @@ COMMANDS=(create start run state list kill delete exec update pause resume ps ev
 	done
 }
 
+@test "help and h: a command at the top level, a container id below it, as in runc" {
+	runtime_ok help
+	grep -Eq '^[[:space:]]+run([ ,]|$)' <<<"$output" || fail "help does not list the commands"
+	runtime_ok help run
+	[[ "$output" == *"USAGE"* && "$output" == *" run "* ]]
+	# urfave/cli v2 gives every command a help subcommand: `create ... h`
+	# printed create's help and exited 0 without creating anything.
+	set_args sleep 1000
+	local id
+	for id in h help; do
+		runtime_ok create -b "$BUNDLE" "$id"
+		runtime_ok state "$id"
+		[[ "$output" == *"\"id\": \"$id\""* ]] || fail "state of $id: $output"
+		runtime_ok delete --force "$id"
+	done
+	set_args true
+	runtime_ok run -b "$BUNDLE" h
+	[[ "$output" != *USAGE* ]] || fail "run printed its help"
+}
+
 @test "an unknown command is an error" {
 	runtime nosuchcommand
 	[ "$status" -ne 0 ]
