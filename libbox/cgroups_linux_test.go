@@ -86,6 +86,14 @@ func TestRequiredControllers(t *testing.T) {
 }
 
 // requireCgroupfs skips unless /sys/fs/cgroup holds cgroup hierarchies.
+// isCgroup1Mount: a cgroup v1 hierarchy is mounted at dir. A plain
+// directory is not one: conmon and other runtimes leave such directories on
+// the hybrid layout's tmpfs for controllers that are not mounted.
+func isCgroup1Mount(dir string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(dir, &st) == nil && st.Type == unix.CGROUP_SUPER_MAGIC
+}
+
 func requireCgroupfs(t *testing.T) {
 	t.Helper()
 	var st unix.Statfs_t
@@ -254,7 +262,7 @@ func TestApplyCgroupMissingController(t *testing.T) {
 	res := &cgroups.Resources{NetClsClassid: 0x10001}
 	if cgroups.IsCgroup2UnifiedMode() {
 		res = &cgroups.Resources{Unified: map[string]string{"nosuch.max": "1"}}
-	} else if _, err := os.Stat("/sys/fs/cgroup/net_cls"); err == nil {
+	} else if isCgroup1Mount("/sys/fs/cgroup/net_cls") {
 		t.Skip("this host mounts net_cls")
 	}
 	h, err := applyCgroup(id, &Config{CgroupsPath: "/" + id, Resources: res}, false, cmd.Process.Pid, nil)
