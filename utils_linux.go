@@ -187,8 +187,10 @@ func createContainer(c *cli.Context, consoleSocket *os.File, ephemeral, foregrou
 	if err != nil {
 		return nil, nil, err
 	}
+	var initEnv []string
 	if len(extra) > 0 {
-		cfg.Process.Env = append(cfg.Process.Env, "LISTEN_FDS="+strconv.Itoa(len(extra)), "LISTEN_PID=1")
+		// init's alone, as in runc: an exec'd process has no such fds.
+		initEnv = []string{"LISTEN_FDS=" + strconv.Itoa(len(extra)), "LISTEN_PID=1"}
 	}
 	preserved, err := preservedFiles(3+len(extra), c.Int("preserve-fds"))
 	if err != nil {
@@ -202,7 +204,7 @@ func createContainer(c *cli.Context, consoleSocket *os.File, ephemeral, foregrou
 	// the caller's process group (whose signals would reach it) and away
 	// from the caller's controlling terminal (which it could write to and
 	// push input into with TIOCSTI).
-	opts := libbox.CreateOpts{ExtraFiles: extra, ConsoleSocket: consoleSocket, Log: logrus.StandardLogger(), NewSession: true}
+	opts := libbox.CreateOpts{ExtraFiles: extra, Env: initEnv, ConsoleSocket: consoleSocket, Log: logrus.StandardLogger(), NewSession: true}
 	// A network allowlist's supervisor logs its denials to --log. Never
 	// to stderr: podman's conmon and containerd's shim read create's
 	// output pipes to their end, which a supervisor holding them would

@@ -65,6 +65,11 @@ type CreateOpts struct {
 	// os/exec.Cmd). They stay the caller's: the runtime neither closes them
 	// nor keeps them past Create.
 	ExtraFiles []*os.File
+	// Env is added to init's environment (KEY=VALUE) and to nothing
+	// else: it is not part of the container's Config, so processes exec'd
+	// later do not see it (runc's LISTEN_FDS and LISTEN_PID, which name
+	// init's own descriptors).
+	Env []string
 	// Stdin, Stdout, Stderr of init; nil means the caller's own.
 	Stdin, Stdout, Stderr *os.File
 	// ControllingTTY: Stdin is a terminal the caller opened, which init
@@ -805,7 +810,13 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts, configS
 	defer exe.Close()
 
 	sp := newSpawnSpec(opts.Stdin, opts.Stdout, opts.Stderr, opts.ExtraFiles)
-	ic := &initConfig{Config: cfg, ID: id, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1, Rootless: r.Rootless, ControllingTTY: opts.ControllingTTY, NewSession: opts.NewSession, LogLevel: logLevelOf(opts.Log), Pause: opts.pause, EarlyFilters: opts.earlyFilters, SendHeld: opts.holdRefs, Waiter: opts.waiter && exeWithoutFileCaps()}
+	icfg := cfg
+	if len(opts.Env) > 0 {
+		withEnv := *cfg
+		withEnv.Process.Env = append(slices.Clip(cfg.Process.Env), opts.Env...)
+		icfg = &withEnv
+	}
+	ic := &initConfig{Config: icfg, ID: id, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1, Rootless: r.Rootless, ControllingTTY: opts.ControllingTTY, NewSession: opts.NewSession, LogLevel: logLevelOf(opts.Log), Pause: opts.pause, EarlyFilters: opts.earlyFilters, SendHeld: opts.holdRefs, Waiter: opts.waiter && exeWithoutFileCaps()}
 	ic.FifoFd = sp.add(fifoFile)
 	if opts.ConsoleSocket != nil {
 		ic.ConsoleSocketFd = sp.add(opts.ConsoleSocket)

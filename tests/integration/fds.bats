@@ -98,6 +98,22 @@ fd_list() {
 	[ "$(fd_list)" = "0 1 2 " ]
 }
 
+@test "fds: socket activation's LISTEN_FDS is init's alone: an exec'd process does not see it" {
+	# runc adds LISTEN_FDS and LISTEN_PID to init's environment only; an
+	# exec'd process has no fd 3 for them to name.
+	set_args sleep 1000
+	status=0
+	(
+		exec 3<"$F1"
+		export LISTEN_FDS=1 LISTEN_PID=$BASHPID
+		exec "${AS_USER[@]}" "$RUNTIME" --root "$ROOT" run -d -b "$BUNDLE" "$CID"
+	) </dev/null >"$BATS_TEST_TMPDIR/d.out" 2>&1 || status=$?
+	cat "$BATS_TEST_TMPDIR/d.out"
+	[ "$status" -eq 0 ]
+	runtime_ok exec "$CID" sh -c 'tr "\0" "\n" </proc/1/environ | grep ^LISTEN_ | sort; echo "exec ${LISTEN_FDS:-unset} ${LISTEN_PID:-unset}"'
+	[[ "$output" == $'LISTEN_FDS=1\nLISTEN_PID=1\nexec unset unset' ]] || fail "environments: $output"
+}
+
 @test "fds: a foreground run and exec get pipes for stdio, never the caller's descriptors, as in runc" {
 	# runc's setupProcessPipes. With the caller's own descriptors the
 	# container could reopen them through /proc/self/fd: a log file its
