@@ -49,6 +49,10 @@ Without --detach, nanobox-runc waits and exits with the process's status.`,
 		&cli.StringSliceFlag{Name: "cgroup", Usage: "run the process in an existing sub-cgroup of the container's: [CONTROLLER[,CONTROLLER...]:]PATH (may be repeated)"},
 	},
 	Action: func(c *cli.Context) error {
+		// A usage error is the CLI's, exit 1, as runc's checkArgs.
+		if err := checkArgs(c, 1, -1); err != nil {
+			return err
+		}
 		code, err := execProcess(c)
 		if err != nil {
 			// runc's contract: a failure of exec itself (no such
@@ -62,9 +66,6 @@ Without --detach, nanobox-runc waits and exits with the process's status.`,
 }
 
 func execProcess(c *cli.Context) (int, error) {
-	if err := checkArgs(c, 1, -1); err != nil {
-		return 0, err
-	}
 	ctr, err := loadContainer(c)
 	if err != nil {
 		return 0, err

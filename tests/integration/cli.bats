@@ -105,9 +105,11 @@ COMMANDS=(create start run state list kill delete exec update pause resume ps ev
 }
 
 @test "commands that need an id say so" {
-	for c in start state kill delete; do
+	# Exit 1, as runc: a usage error is not exec's 255 (which says the
+	# process could not be started).
+	for c in start state kill delete exec pause resume ps events update; do
 		runtime "$c"
-		[ "$status" -ne 0 ]
+		[ "$status" -eq 1 ] || fail "$c without an id exited $status"
 		[[ "$output" =~ [Ii][Dd]|argument|usage|Usage ]]
 	done
 }
