@@ -131,15 +131,53 @@ type event struct {
 
 type stats struct {
 	CPU     cpuStats           `json:"cpu"`
+	CPUSet  cpusetStats        `json:"cpuset"`
 	Memory  memoryStats        `json:"memory"`
 	Pids    pidsStats          `json:"pids"`
 	Blkio   blkioStats         `json:"blkio"`
 	Hugetlb map[string]hugetlb `json:"hugetlb"`
+	// IntelRdt is always empty: nanobox-runc does not implement
+	// linux.intelRdt (runc prints {} where resctrl is not mounted).
+	IntelRdt struct{} `json:"intel_rdt"`
+	// NetworkInterfaces: runc lists the veth pairs it made itself; an OCI
+	// container has none, and runc prints null, as this does.
+	NetworkInterfaces []struct{} `json:"network_interfaces"`
 }
 
 type cpuStats struct {
 	Usage      cpuUsage   `json:"usage,omitempty"`
 	Throttling throttling `json:"throttling,omitempty"`
+	// PSI (cgroup v2 with CONFIG_PSI) is the cgroup's cpu.pressure.
+	PSI *psiStats `json:"psi,omitempty"`
+}
+
+// psiStats is a pressure file's two lines, both always printed (as runc
+// 1.3 does: its cgroups library's omitempty keeps a zero struct; v0.1.0's
+// omitzero would print {} for a cgroup under no pressure).
+type psiStats struct {
+	Some cgroups.PSIData `json:"some"`
+	Full cgroups.PSIData `json:"full"`
+}
+
+func convertPSI(p *cgroups.PSIStats) *psiStats {
+	if p == nil {
+		return nil
+	}
+	return &psiStats{Some: p.Some, Full: p.Full}
+}
+
+type cpusetStats struct {
+	CPUs                  []uint16 `json:"cpus,omitempty"`
+	CPUExclusive          uint64   `json:"cpu_exclusive"`
+	Mems                  []uint16 `json:"mems,omitempty"`
+	MemHardwall           uint64   `json:"mem_hardwall"`
+	MemExclusive          uint64   `json:"mem_exclusive"`
+	MemoryMigrate         uint64   `json:"memory_migrate"`
+	MemorySpreadPage      uint64   `json:"memory_spread_page"`
+	MemorySpreadSlab      uint64   `json:"memory_spread_slab"`
+	MemoryPressure        uint64   `json:"memory_pressure"`
+	SchedLoadBalance      uint64   `json:"sched_load_balance"`
+	SchedRelaxDomainLevel int64    `json:"sched_relax_domain_level"`
 }
 
 // cpuUsage is in nanoseconds.
@@ -172,6 +210,7 @@ type memoryStats struct {
 	Kernel    memoryEntry       `json:"kernel,omitempty"`
 	KernelTCP memoryEntry       `json:"kernelTCP,omitempty"`
 	Raw       map[string]uint64 `json:"raw,omitempty"`
+	PSI       *psiStats         `json:"psi,omitempty"`
 }
 
 type pidsStats struct {
@@ -195,6 +234,7 @@ type blkioStats struct {
 	IoMergedRecursive       []blkioEntry `json:"ioMergedRecursive,omitempty"`
 	IoTimeRecursive         []blkioEntry `json:"ioTimeRecursive,omitempty"`
 	SectorsRecursive        []blkioEntry `json:"sectorsRecursive,omitempty"`
+	PSI                     *psiStats    `json:"psi,omitempty"`
 }
 
 type hugetlb struct {
@@ -237,7 +277,9 @@ func convertStats(cg *cgroups.Stats) *stats {
 				PercpuUser: u.PercpuUsageInUsermode, Kernel: u.UsageInKernelmode, User: u.UsageInUsermode,
 			},
 			Throttling: throttling{Periods: t.Periods, ThrottledPeriods: t.ThrottledPeriods, ThrottledTime: t.ThrottledTime},
+			PSI:        convertPSI(cg.CpuStats.PSI),
 		},
+		CPUSet: cpusetStats(cg.CPUSetStats),
 		Memory: memoryStats{
 			Cache:     cg.MemoryStats.Cache,
 			Usage:     mem(cg.MemoryStats.Usage),
@@ -245,6 +287,7 @@ func convertStats(cg *cgroups.Stats) *stats {
 			Kernel:    mem(cg.MemoryStats.KernelUsage),
 			KernelTCP: mem(cg.MemoryStats.KernelTCPUsage),
 			Raw:       cg.MemoryStats.Stats,
+			PSI:       convertPSI(cg.MemoryStats.PSI),
 		},
 		Pids: pidsStats{Current: cg.PidsStats.Current, Limit: cg.PidsStats.Limit},
 		Blkio: blkioStats{
@@ -256,6 +299,7 @@ func convertStats(cg *cgroups.Stats) *stats {
 			IoMergedRecursive:       blk(cg.BlkioStats.IoMergedRecursive),
 			IoTimeRecursive:         blk(cg.BlkioStats.IoTimeRecursive),
 			SectorsRecursive:        blk(cg.BlkioStats.SectorsRecursive),
+			PSI:                     convertPSI(cg.BlkioStats.PSI),
 		},
 		Hugetlb: make(map[string]hugetlb, len(cg.HugetlbStats)),
 	}

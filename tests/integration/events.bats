@@ -26,6 +26,33 @@ teardown() {
 	jq -e '.data.pids.current >= 1 and .data.pids.limit == 20' <<<"$output"
 }
 
+@test "events --stats: runc's keys, and pressure (PSI) where cgroup v2 measures it" {
+	requires_cgroup
+	configure '{"pids": {"limit": 20}}' sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 1000'
+	start_detached
+	runtime_ok events --stats "$CID"
+	# runc 1.3's types.Stats: cpuset, intel_rdt ({} without resctrl) and
+	# network_interfaces (null for an OCI container) are always there.
+	jq -e '.data | has("cpu") and has("cpuset") and has("memory") and has("pids") and has("blkio") and has("hugetlb") and has("intel_rdt") and has("network_interfaces")' <<<"$output"
+	jq -e '.data.intel_rdt == {} and .data.network_interfaces == null' <<<"$output"
+	jq -e '.data.cpuset | has("cpu_exclusive") and has("sched_load_balance") and has("sched_relax_domain_level")' <<<"$output"
+	if grep -qw cpuset /proc/self/cgroup 2>/dev/null && ! is_rootless; then
+		# A v1 cpuset hierarchy: the container's CPUs are listed.
+		jq -e '.data.cpuset.cpus | length > 0' <<<"$output"
+	fi
+	# runc's "events --stats with psi data": the pressure files of the
+	# container's own cgroup, as the container sees them.
+	__runtime exec "$CID" test -e /sys/fs/cgroup/cpu.pressure || return 0
+	retry 100 0.05 eval '__runtime events --stats "$CID" | jq -e ".data.cpu.psi.some.total > 0" >/dev/null'
+	runtime_ok events --stats "$CID"
+	local kind key
+	for kind in cpu memory blkio; do
+		for key in avg10 avg60 avg300 total; do
+			jq -e --arg k "$key" ".data.$kind.psi.some | has(\$k)" <<<"$output" || fail "no $kind.psi.some.$key"
+		done
+	done
+}
+
 @test "events streams stats every --interval until the container stops" {
 	requires_cgroup
 	run_detached
