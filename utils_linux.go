@@ -55,7 +55,7 @@ func stateRoot(c *cli.Context) (string, error) {
 		return filepath.Abs(r)
 	}
 	uid := os.Geteuid()
-	if uid == 0 {
+	if uid == 0 && !honorXDGRuntimeDir() {
 		return rootStateRoot, checkDefaultRoot(rootStateRoot, false)
 	}
 	x := os.Getenv("XDG_RUNTIME_DIR")
@@ -70,6 +70,18 @@ func stateRoot(c *cli.Context) (string, error) {
 	}
 	root := filepath.Join(x, xdgStateName)
 	return root, checkDefaultRoot(root, true)
+}
+
+// honorXDGRuntimeDir: root's state root is not this process's, though its
+// euid is 0, when it runs in a user namespace as a user's stand-in (rootless
+// podman runs the runtime so): $XDG_RUNTIME_DIR/nanobox-runc then, as runc
+// does (shouldHonorXDGRuntimeDir), unless $USER says root.
+func honorXDGRuntimeDir() bool {
+	if os.Getenv("XDG_RUNTIME_DIR") == "" || !libbox.InUserNS() {
+		return false
+	}
+	u, ok := os.LookupEnv("USER")
+	return !ok || u != "root"
 }
 
 // checkDefaultRoot makes sure a default state root is a real directory of

@@ -872,7 +872,7 @@ const OOMKillAnnotation = "org.nanobox.oom-kills"
 
 // cgroup reopens the container's cgroup; nil when it has none.
 func (c *Container) cgroup() *cgroupHandle {
-	return openCgroup(c.st.ID, c.headConfig(), c.rt.Rootless, c.st.CgroupPaths)
+	return openCgroup(c.st.ID, c.headConfig(), c.rt.cgroupRootless(), c.st.CgroupPaths)
 }
 
 // needCgroup is c.cgroup(), or an error saying why what cannot be done.

@@ -842,7 +842,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts, configS
 	// The cgroup is made, with its limits (pids.max comes once init is
 	// ready: see lateResources), before init, for init to be born in it
 	// (see cgroupBeforeInit).
-	born, bornOK, err := cgroupBeforeInit(id, cfg, r.Rootless, opts.Log)
+	born, bornOK, err := cgroupBeforeInit(id, cfg, r.cgroupRootless(), opts.Log)
 	var early *cgroupHandle
 	if born != nil {
 		early = born.h
@@ -902,7 +902,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts, configS
 		}
 	case !bornOK:
 		beforeCgroupMove(p.pid)
-		if p.cgroup, err = applyCgroup(id, cfg, r.Rootless, p.pid, opts.Log); err != nil {
+		if p.cgroup, err = applyCgroup(id, cfg, r.cgroupRootless(), p.pid, opts.Log); err != nil {
 			return nil, err
 		}
 	}

@@ -218,7 +218,7 @@ func containerHint() string {
 	if b, err := os.ReadFile("/proc/1/environ"); err == nil && strings.Contains(string(b), "container=") {
 		return "pid 1 has container= in its environment"
 	}
-	if b, err := os.ReadFile("/proc/self/uid_map"); err == nil && strings.Join(strings.Fields(string(b)), " ") != "0 0 4294967295" {
+	if InUserNS() {
 		return "it is in a user namespace already"
 	}
 	return ""

@@ -324,6 +324,36 @@ teardown() {
 	[[ ! -d "/sys/fs/cgroup/pids/$parent/ctr" ]] || fail "the container's cgroup is left"
 }
 
+@test "cgroups: root in a user namespace, as rootless podman runs the runtime: state in \$XDG_RUNTIME_DIR, no cgroup needed" {
+	# Rootless podman runs the runtime as uid 0 of its own user namespace,
+	# with the user's XDG_RUNTIME_DIR and USER, on a config with no user
+	# namespace and (cgroup v1) no cgroupsPath. runc then keeps its state
+	# under $XDG_RUNTIME_DIR and treats cgroups as rootless; we made
+	# /run/nanobox-runc's state there and failed to mkdir the v1 cgroup.
+	requires rootless
+	command -v unshare >/dev/null || skip "test requires unshare (util-linux)"
+	local xdg="$BATS_TEST_TMPDIR/xdg"
+	mkdir -p "$xdg"
+	chown "$(test_uid):$(test_gid)" "$xdg"
+	chmod 0700 "$xdg"
+	update_config 'del(.linux.uidMappings, .linux.gidMappings, .linux.cgroupsPath) | .linux.namespaces |= map(select(.type != "user"))'
+	set_args sleep 30
+	status=0
+	output=$("${AS_USER[@]}" env XDG_RUNTIME_DIR="$xdg" USER="$TEST_USER" unshare --user --map-root-user sh -c '
+		set -e
+		"$1" run -d -b "$2" "$3" </dev/null >/dev/null
+		ls -d "$XDG_RUNTIME_DIR/nanobox-runc/$3" "$XDG_RUNTIME_DIR"/*/"$3" 2>/dev/null | head -1
+		"$1" exec "$3" sh -c "echo exec-ran as \$(id -u)"
+		"$1" state "$3" | grep -q "\"status\": \"running\""
+		"$1" delete -f "$3"
+		echo deleted' _ "$RUNTIME" "$BUNDLE" "$CID" 2>&1) || status=$?
+	echo "$output"
+	[ "$status" -eq 0 ] || fail "the runtime failed in the user namespace"
+	[[ "$output" == "$xdg/"*"/$CID"* ]] || fail "state not under \$XDG_RUNTIME_DIR"
+	[[ "$output" == *"exec-ran as 0"* && "$output" == *deleted ]]
+	[[ ! -e "/run/nanobox-runc/$CID" ]]
+}
+
 # run_outside_delegation ARGS...: `runtime ARGS` from the root cgroup, where
 # the unprivileged user may not create cgroups.
 run_outside_delegation() {

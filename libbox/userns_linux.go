@@ -1,0 +1,26 @@
+package libbox
+
+import (
+	"os"
+	"strings"
+)
+
+// InUserNS reports whether this process runs in a user namespace other than
+// the host's initial one, whose uid_map maps every id onto itself. Root
+// there (rootless podman runs its runtime so) is not root on the host: the
+// host's cgroups and devices stay out of its reach.
+func InUserNS() bool {
+	b, err := os.ReadFile("/proc/self/uid_map")
+	if err != nil {
+		return false
+	}
+	return strings.Join(strings.Fields(string(b)), " ") != "0 0 4294967295"
+}
+
+// cgroupRootless: the cgroup code works as for an unprivileged runtime
+// (devices left alone, a cgroup it may not make is done without when no
+// limit needs it). That is a rootless runtime, and root in a user namespace,
+// as runc's rootless cgroup manager is for both by default.
+func (r *Runtime) cgroupRootless() bool {
+	return r.Rootless || (os.Geteuid() == 0 && InUserNS())
+}
