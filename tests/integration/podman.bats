@@ -12,7 +12,7 @@ bats_require_minimum_version 1.5.0
 setup_file() {
 	export CLIENTS_SKIP=
 	if [[ "${ROOTLESS:-0}" == 1 ]]; then
-		CLIENTS_SKIP="podman runs as root here (rootless podman is not part of this suite)"
+		CLIENTS_SKIP="podman runs as root here (rootless podman: podman-rootless.bats)"
 	elif [[ $EUID -ne 0 ]]; then
 		CLIENTS_SKIP="the client suites run as root"
 	elif ! command -v podman >/dev/null || ! command -v conmon >/dev/null; then
