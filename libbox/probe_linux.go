@@ -53,7 +53,7 @@ type ProbeResult struct {
 // Probe checks the host for the calling user. It starts one short process
 // (to try a user namespace), and changes nothing.
 func Probe() ProbeResult {
-	rootless := os.Geteuid() != 0
+	rootless := hostRootless()
 	p := ProbeResult{Rootless: rootless}
 	p.UserNamespaces = probeUserNamespaces()
 
@@ -230,6 +230,9 @@ func (p ProbeResult) String() string {
 	who := "root"
 	if p.Rootless {
 		who = "uid " + strconv.Itoa(os.Geteuid()) + " (rootless)"
+		if os.Geteuid() == 0 {
+			who = "uid 0 of a user namespace (rootless: not root on the host)"
+		}
 	}
 	fmt.Fprintf(&b, "nanobox-runc sandbox: what this host can enforce for %s\n", who)
 	line := func(name string, it ProbeItem) {

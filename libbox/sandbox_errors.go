@@ -9,7 +9,6 @@ package libbox
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -156,7 +155,7 @@ func isDirect(err, target error) bool {
 // one-line error and its problems.
 func SetupErrorReport(err error) *Report {
 	rep := &Report{Version: ContractVersion, Status: StatusSetupError, ExitCode: ExitSetupError}
-	rep.Isolation.Rootless = os.Geteuid() != 0
+	rep.Isolation.Rootless = hostRootless()
 	rep.setError(err)
 	return rep
 }

@@ -101,12 +101,13 @@ const (
 
 // DefaultStateRoot is where sandboxes keep their state when
 // Options.StateRoot is not set: /run/nanobox-sandbox for root;
-// $XDG_RUNTIME_DIR/nanobox-sandbox for other users, or
-// /tmp/nanobox-sandbox-UID without XDG_RUNTIME_DIR. It is separate from the
+// $XDG_RUNTIME_DIR/nanobox-sandbox for other users (uid 0 of a user
+// namespace included), or /tmp/nanobox-sandbox-UID without
+// XDG_RUNTIME_DIR. It is separate from the
 // OCI runtime's --root, so `nanobox-runc list` never shows sandboxes and
 // their ids never collide with a container's.
 func DefaultStateRoot() string {
-	if os.Geteuid() == 0 {
+	if !hostRootless() {
 		return "/run/nanobox-sandbox"
 	}
 	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
@@ -147,7 +148,7 @@ func prepare(opts Options, forSpec bool) (*Sandbox, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	rootless := os.Geteuid() != 0
+	rootless := hostRootless()
 	s := &Sandbox{opts: opts, rootless: rootless}
 	s.opts.Mounts = slices.Clone(opts.Mounts)
 	s.opts.Tmpfs = slices.Clone(opts.Tmpfs)

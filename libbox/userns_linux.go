@@ -17,6 +17,14 @@ func InUserNS() bool {
 	return strings.Join(strings.Fields(string(b)), " ") != "0 0 4294967295"
 }
 
+// hostRootless: this process is not root on the host: an unprivileged
+// user, or uid 0 of a user namespace. The sandbox works as for a rootless
+// caller then (its own user namespace mapping the caller's ids, cgroups only
+// where delegated).
+func hostRootless() bool {
+	return os.Geteuid() != 0 || InUserNS()
+}
+
 // cgroupRootless: the cgroup code works as for an unprivileged runtime
 // (devices left alone, a cgroup it may not make is done without when no
 // limit needs it). That is a rootless runtime, and root in a user namespace,

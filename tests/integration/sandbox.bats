@@ -477,3 +477,42 @@ assert_sandbox_clean() {
 	runtime run -b "$b" "$CID"
 	[[ $status -eq 0 && "$output" == "$want" ]] || fail "nanobox-runc: $output"
 }
+
+@test "sandbox: as uid 0 of a user namespace, the caller is rootless: its state in \$XDG_RUNTIME_DIR, cgroup limits as for a user" {
+	# Root inside a user namespace (a rootless container, rootless podman's
+	# namespace) is not root on the host. The sandbox took it for root: it
+	# wanted /run/nanobox-sandbox (owned by nobody there) and promised
+	# cgroup limits it could not set.
+	requires rootless
+	command -v unshare >/dev/null || skip "test requires unshare (util-linux)"
+	local xdg="$BATS_TEST_TMPDIR/xdg-userns"
+	mkdir -p "$xdg"
+	chown "$(test_uid):$(test_gid)" "$xdg"
+	chmod 0700 "$xdg"
+	local in_ns=("${AS_USER[@]}" XDG_RUNTIME_DIR="$xdg" unshare --user --map-root-user "$RUNTIME")
+	status=0
+	output=$("${in_ns[@]}" sandbox -- sh -c 'echo in-sandbox; id -u' 2>&1) || status=$?
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == $'in-sandbox\n0' ]]
+	# State under $XDG_RUNTIME_DIR (nothing left but the compiled seccomp
+	# filters kept on purpose), never root's.
+	[[ -d "$xdg/nanobox-sandbox" ]] || fail "no state root under \$XDG_RUNTIME_DIR"
+	local left
+	left=$(ls -A "$xdg/nanobox-sandbox" | grep -v '^\.seccomp-' || true)
+	[[ -z "$left" ]] || fail "left: $left"
+	output=$("${in_ns[@]}" sandbox --check 2>&1) || true
+	echo "$output"
+	[[ "$output" == *"uid 0 of a user namespace (rootless"* ]]
+	# A memory limit: a cgroup only where one is delegated, else refused
+	# (fail closed) with the fix, never taken for root's.
+	status=0
+	output=$("${in_ns[@]}" sandbox --memory 64M -- true 2>&1) || status=$?
+	echo "$output"
+	if [[ -n "${NANOBOX_TEST_CGROUP_PARENT:-}" ]]; then
+		[ "$status" -eq 0 ]
+	else
+		[ "$status" -eq 125 ]
+		[[ "$output" == *"limits.memory"*"--allow-degraded memory"* ]]
+	fi
+}
