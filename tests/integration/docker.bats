@@ -47,7 +47,25 @@ setup() {
 
 teardown() {
 	[[ -z "$CLIENTS_SKIP" ]] || return 0
+	# A test's own dockerd (see the userns-remap test), then the suite's.
+	if [[ -n "${OWN_DOCKER_DIR:-}" ]]; then
+		DOCKER_DIR=$OWN_DOCKER_DIR docker_stop
+		rm -rf "$OWN_DOCKER_DIR"
+		export DOCKER_DIR=$SUITE_DOCKER_DIR DOCKER_HOST=$SUITE_DOCKER_HOST DOCKER_CONFIG=$SUITE_DOCKER_CONFIG
+	fi
 	docker_rm_all
+}
+
+# own_docker JSON: a dockerd of the test's own with JSON's daemon.json keys
+# added (for a daemon-wide option); the docker helpers talk to it until
+# teardown stops it and goes back to the suite's.
+own_docker() {
+	SUITE_DOCKER_DIR=$DOCKER_DIR SUITE_DOCKER_HOST=$DOCKER_HOST SUITE_DOCKER_CONFIG=$DOCKER_CONFIG
+	# Not below bats' temporary directory: with userns-remap, dockerd wants
+	# every parent of its data root searchable by others.
+	OWN_DOCKER_DIR=$(mktemp -d /tmp/nbx-docker-own.XXXXXX)
+	chmod 0711 "$OWN_DOCKER_DIR"
+	DOCKER_EXTRA_JSON=$1 docker_start "$OWN_DOCKER_DIR"
 }
 
 # drun [-N] ARGS...: docker run on the nanobox runtime, loopback-only
@@ -326,4 +344,26 @@ TRAPPER='trap "echo bye; exit 0" TERM; echo started; while :; do sleep 0.1; done
 	done
 	left=$(procs_mentioning "${ids[@]}")
 	[ -z "$left" ] || fail "processes left: $left"
+}
+
+@test "docker --userns-remap: containers run in the remapped user namespace" {
+	# Daemon-wide: dockerd chowns the image's layers to the remapped range
+	# and gives the runtime a config with a user namespace and its
+	# mappings. The test user's /etc/subuid range is the one remapped to.
+	ensure_test_user
+	local first
+	first=$(awk -F: -v u="$TEST_USER" '$1 == u {print $2; exit}' /etc/subuid)
+	[[ -n "$first" ]] || fail "no /etc/subuid range for $TEST_USER"
+	own_docker "{\"userns-remap\": \"$TEST_USER\"}"
+	dk_ok run --rm --runtime nanobox --network none "$IMAGE" sh -c 'id -u; cat /proc/self/uid_map; touch /tmp/w && echo writable'
+	[[ "${lines[0]}" == 0 ]]
+	[[ "$(echo ${lines[1]})" == "0 $first 65536" ]] || fail "uid_map: ${lines[1]}"
+	[[ "${lines[2]}" == writable ]]
+	drun_d "$C" "$IMAGE" sleep 100
+	local pid
+	pid=$(dk_inspect "$C" '{{.State.Pid}}')
+	[[ "$(stat -c %u "/proc/$pid")" == "$first" ]] || fail "init runs as host uid $(stat -c %u "/proc/$pid"), not $first"
+	dk_ok exec "$C" sh -c 'echo exec-ran as $(id -u)'
+	[[ "$output" == "exec-ran as 0" ]]
+	dk_ok rm -f "$C"
 }

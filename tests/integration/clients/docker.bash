@@ -24,13 +24,16 @@ docker_daemon_json() {
 	jq -e '.runtimes.nanobox.path == "/usr/local/bin/nanobox-runc"' <<<"$block" >/dev/null ||
 		fail "the README's daemon.json does not register /usr/local/bin/nanobox-runc as nanobox" || return 1
 	overlay_backing_ok "$d" || driver=vfs
+	# DOCKER_EXTRA_JSON: more daemon.json keys (a daemon-wide option that
+	# one test needs a daemon of its own for).
 	jq --arg d "$d" --arg rt "$(clients_runtime_path)" --arg driver "$driver" --arg cg "$DOCKER_CGROUP_PARENT" \
+		--argjson extra "${DOCKER_EXTRA_JSON:-{\}}" \
 		'.runtimes.nanobox.path = $rt
 		| . + {"data-root": ($d + "/data"), "exec-root": ($d + "/exec"), pidfile: ($d + "/docker.pid"),
 		       hosts: ["unix://" + $d + "/docker.sock"], "storage-driver": $driver,
 		       iptables: false, "ip-forward": false, "ip-masq": false, bridge: "none",
 		       "userland-proxy": false, "cgroup-parent": $cg,
-		       "exec-opts": ["native.cgroupdriver=cgroupfs"], "log-level": "debug"}' \
+		       "exec-opts": ["native.cgroupdriver=cgroupfs"], "log-level": "debug"} + $extra' \
 		<<<"$block"
 }
 
