@@ -2,20 +2,17 @@ package libbox
 
 import (
 	"os"
-	"strings"
+
+	"github.com/moby/sys/userns"
 )
 
 // InUserNS reports whether this process runs in a user namespace other than
 // the host's initial one, whose uid_map maps every id onto itself. Root
 // there (rootless podman runs its runtime so) is not root on the host: the
 // host's cgroups and devices stay out of its reach.
-func InUserNS() bool {
-	b, err := os.ReadFile("/proc/self/uid_map")
-	if err != nil {
-		return false
-	}
-	return strings.Join(strings.Fields(string(b)), " ") != "0 0 4294967295"
-}
+// It is read once per process, and shared with the cgroup library's own
+// check (moby/sys/userns caches it): every create as root asks.
+func InUserNS() bool { return userns.RunningInUserNS() }
 
 // hostRootless: this process is not root on the host: an unprivileged
 // user, or uid 0 of a user namespace. The sandbox works as for a rootless

@@ -333,9 +333,7 @@ teardown() {
 	requires rootless
 	command -v unshare >/dev/null || skip "test requires unshare (util-linux)"
 	local xdg="$BATS_TEST_TMPDIR/xdg"
-	mkdir -p "$xdg"
-	chown "$(test_uid):$(test_gid)" "$xdg"
-	chmod 0700 "$xdg"
+	test_user_dir "$xdg"
 	update_config 'del(.linux.uidMappings, .linux.gidMappings, .linux.cgroupsPath) | .linux.namespaces |= map(select(.type != "user"))'
 	set_args sleep 30
 	status=0

@@ -119,6 +119,14 @@ build_recvtty() {
 test_uid() { id -u "$TEST_USER"; }
 test_gid() { id -g "$TEST_USER"; }
 
+# test_user_dir DIR: DIR made as the test user's own private directory (an
+# XDG_RUNTIME_DIR of its own, say).
+test_user_dir() {
+	mkdir -p "$1"
+	chown "$(test_uid):$(test_gid)" "$1"
+	chmod 0700 "$1"
+}
+
 # ensure_test_user: the unprivileged user the rootless runs use (idempotent).
 ensure_test_user() {
 	id "$TEST_USER" >/dev/null 2>&1 && grep -q "^$TEST_USER:" /etc/subuid 2>/dev/null && return 0

@@ -486,9 +486,7 @@ assert_sandbox_clean() {
 	requires rootless
 	command -v unshare >/dev/null || skip "test requires unshare (util-linux)"
 	local xdg="$BATS_TEST_TMPDIR/xdg-userns"
-	mkdir -p "$xdg"
-	chown "$(test_uid):$(test_gid)" "$xdg"
-	chmod 0700 "$xdg"
+	test_user_dir "$xdg"
 	local in_ns=("${AS_USER[@]}" XDG_RUNTIME_DIR="$xdg" unshare --user --map-root-user "$RUNTIME")
 	status=0
 	output=$("${in_ns[@]}" sandbox -- sh -c 'echo in-sandbox; id -u' 2>&1) || status=$?
