@@ -8,6 +8,7 @@
 # of the suite's busybox owned by the user; no network (no slirp4netns).
 
 load helpers
+load clients/clients
 
 bats_require_minimum_version 1.5.0
 
@@ -22,27 +23,10 @@ setup() {
 	# the ones it does not own.
 	PM_DIR=$(mktemp -d /tmp/nbx-podman-rootless.XXXXXX)
 	chmod 0755 "$PM_DIR"
-	mkdir -p "$PM_DIR"/{graph,run,tmp,home,xdg}
+	mkdir -p "$PM_DIR"/{graphroot,runroot,tmp,home,xdg}
 	chmod 0700 "$PM_DIR/xdg"
 	cp -a "$BUNDLE/rootfs" "$PM_DIR/rootfs"
-	# default_ulimits: podman's nofile/nproc of 1048576 are above what an
-	# unprivileged user may set here.
-	cat >"$PM_DIR/containers.conf" <<-EOF
-		[containers]
-		default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
-		netns = "none"
-
-		[engine]
-		cgroup_manager = "cgroupfs"
-		events_logger = "file"
-		events_logfile_path = "$PM_DIR/events.log"
-	EOF
-	cat >"$PM_DIR/storage.conf" <<-EOF
-		[storage]
-		driver = "vfs"
-		graphroot = "$PM_DIR/graph"
-		runroot = "$PM_DIR/run"
-	EOF
+	podman_confs "$PM_DIR" vfs
 	chown -R "$(test_uid):$(test_gid)" "$PM_DIR"
 }
 
@@ -50,7 +34,7 @@ teardown() {
 	if [[ -n "${PM_DIR:-}" ]]; then
 		pmr rm -af -t 0 >/dev/null 2>&1 || true
 		# podman's storage holds files of the user's subordinate ids.
-		pmr unshare rm -rf "$PM_DIR/graph" "$PM_DIR/run" >/dev/null 2>&1 || true
+		pmr unshare rm -rf "$PM_DIR/graphroot" "$PM_DIR/runroot" >/dev/null 2>&1 || true
 		rm -rf "$PM_DIR"
 	fi
 	teardown_test
@@ -63,7 +47,7 @@ pmr() {
 	output=$(timeout -k 5 60 "${AS_USER[@]}" HOME="$PM_DIR/home" XDG_RUNTIME_DIR="$PM_DIR/xdg" \
 		CONTAINERS_CONF="$PM_DIR/containers.conf" \
 		CONTAINERS_STORAGE_CONF="$PM_DIR/storage.conf" \
-		podman --runtime "$RUNTIME" --tmpdir "$PM_DIR/tmp" "$@" </dev/null 2>&1) || status=$?
+		podman --runtime "$RUNTIME" "$@" </dev/null 2>&1) || status=$?
 	echo "\$ podman $* (status $status, rootless)"
 	[[ -z "$output" ]] || echo "$output"
 }

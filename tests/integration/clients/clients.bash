@@ -83,20 +83,22 @@ overlay_backing_ok() {
 # podman_setup DIR: private containers.conf and storage.conf under DIR,
 # exported through CONTAINERS_CONF and CONTAINERS_STORAGE_CONF, and the
 # busybox image imported as $IMAGE.
-podman_setup() {
-	local d=$1 driver=overlay
-	mkdir -p "$d"/{graphroot,runroot,tmp,networks}
-	overlay_backing_ok "$d" || driver=vfs
+# podman_confs DIR DRIVER: a private podman's storage.conf (DRIVER, its
+# stores in DIR/graphroot and DIR/runroot) and the part of containers.conf
+# every suite shares, ending inside [engine] for the caller to add to.
+podman_confs() {
+	local d=$1 driver=$2
 	cat >"$d/storage.conf" <<-EOF
 		[storage]
 		driver = "$driver"
 		graphroot = "$d/graphroot"
 		runroot = "$d/runroot"
 	EOF
-	# default_ulimits: root here lacks CAP_SYS_RESOURCE, so podman's
-	# default nofile/nproc of 1048576 cannot be set by any runtime.
+	# default_ulimits: root here lacks CAP_SYS_RESOURCE (and an ordinary
+	# user may not raise its limits), so podman's default nofile/nproc of
+	# 1048576 cannot be set by any runtime.
 	# netns = "none": an empty network namespace with loopback, so the
-	# suite never adds bridges or firewall rules to the host.
+	# suites never add bridges or firewall rules to the host.
 	cat >"$d/containers.conf" <<-EOF
 		[containers]
 		default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
@@ -107,6 +109,15 @@ podman_setup() {
 		events_logger = "file"
 		events_logfile_path = "$d/events.log"
 		tmp_dir = "$d/tmp"
+	EOF
+}
+
+podman_setup() {
+	local d=$1 driver=overlay
+	mkdir -p "$d"/{graphroot,runroot,tmp,networks}
+	overlay_backing_ok "$d" || driver=vfs
+	podman_confs "$d" "$driver"
+	cat >>"$d/containers.conf" <<-EOF
 		runtime = "nanobox"
 		runtime_supports_json = ["crun", "runc", "kata", "runsc", "youki", "krun", "nanobox"]
 
