@@ -56,7 +56,12 @@ func stateRoot(c *cli.Context) (string, error) {
 	}
 	uid := os.Geteuid()
 	if uid == 0 && !honorXDGRuntimeDir() {
-		return rootStateRoot, checkDefaultRoot(rootStateRoot, false)
+		err := checkDefaultRoot(rootStateRoot, false)
+		if err != nil && libbox.InUserNS() {
+			// "Remove it" cannot help: it is the host root's.
+			err = fmt.Errorf("%w (this is uid 0 of a user namespace: set XDG_RUNTIME_DIR, and USER to the user's name, as rootless podman does)", err)
+		}
+		return rootStateRoot, err
 	}
 	x := os.Getenv("XDG_RUNTIME_DIR")
 	if x == "" {

@@ -342,6 +342,12 @@ teardown() {
 		"$1" run -d -b "$2" "$3" </dev/null >/dev/null
 		ls -d "$XDG_RUNTIME_DIR/nanobox-runc/$3" "$XDG_RUNTIME_DIR"/*/"$3" 2>/dev/null | head -1
 		"$1" exec "$3" sh -c "echo exec-ran as \$(id -u)"
+		# Root here is no root on the host: the device cgroup is left
+		# alone, so the user namespace must be what keeps a device node
+		# (/dev/mem) from being made and read.
+		if "$1" exec "$3" sh -c "mknod /tmp/mem c 1 1 && head -c1 /tmp/mem >/dev/null" 2>/dev/null; then
+			echo "made and read /dev/mem"
+		fi
 		"$1" state "$3" | grep -q "\"status\": \"running\""
 		"$1" delete -f "$3"
 		echo deleted' _ "$RUNTIME" "$BUNDLE" "$CID" 2>&1) || status=$?
@@ -349,7 +355,18 @@ teardown() {
 	[ "$status" -eq 0 ] || fail "the runtime failed in the user namespace"
 	[[ "$output" == "$xdg/"*"/$CID"* ]] || fail "state not under \$XDG_RUNTIME_DIR"
 	[[ "$output" == *"exec-ran as 0"* && "$output" == *deleted ]]
+	[[ "$output" != *"made and read /dev/mem"* ]] || fail "a device node was made and read"
 	[[ ! -e "/run/nanobox-runc/$CID" ]]
+	# Without XDG_RUNTIME_DIR root's state root is the default, which is
+	# not this root's: the error says what to set.
+	status=0
+	output=$("${AS_USER[@]}" env -u XDG_RUNTIME_DIR USER="$TEST_USER" unshare --user --map-root-user \
+		"$RUNTIME" list 2>&1) || status=$?
+	echo "$output"
+	if [[ -e /run/nanobox-runc ]] && ! is_runc; then
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"uid 0 of a user namespace: set XDG_RUNTIME_DIR"* ]]
+	fi
 }
 
 # run_outside_delegation ARGS...: `runtime ARGS` from the root cgroup, where
