@@ -395,6 +395,11 @@ func (h *cgroupHandle) join(id string, pid int) (*cgroupHandle, error) {
 	if !h.rootless || !(errors.Is(err, cgroups.ErrRootless) || isPermissionError(err)) {
 		return h, fmt.Errorf("create cgroup for container %s: %w", id, err)
 	}
+	if h.cg.Path != "" {
+		// An explicit cgroupsPath is a cgroup asked for: as runc (its
+		// rootless manager ignores errors only without one).
+		return h, fmt.Errorf("unable to apply cgroup configuration of container %s: %w: an unprivileged runtime may only use a cgroupsPath it may create (inside a subtree delegated to it); leave linux.cgroupsPath out to run without a cgroup", id, err)
+	}
 	if len(h.need) > 0 {
 		return h, rootlessCgroupError(h.need, h.m, h.cg, err)
 	}

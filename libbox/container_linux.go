@@ -907,6 +907,15 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts, configS
 		}
 	}
 
+	if p.cgroup == nil && r.cgroupRootless() {
+		if ns, ok := cfg.NamespaceOf(NEWPID); !ok || ns.Path != "" {
+			// runc's warning, which its suite looks for, with our reason.
+			orNop(opts.Log).Warnf("Creating a rootless container with no cgroup and no private pid namespace. " +
+				"Such configuration is strongly discouraged: its processes are found through exec's records " +
+				"and parent links only, so one that leaves its parent escapes kill --all and delete")
+		}
+	}
+
 	if err := moveNetDevicesTo(p.pid, cfg.NetDevices); err != nil {
 		return nil, err
 	}

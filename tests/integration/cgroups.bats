@@ -285,6 +285,46 @@ teardown() {
 	[ "$output" = ran ]
 }
 
+@test "cgroups: rootless, a cgroupsPath that cannot be made is an error even without limits, as in runc" {
+	requires rootless
+	# Outside any subtree delegated to the test user (in the VM too).
+	update_config '.linux.cgroupsPath = $p | .process.args = ["true"]' "$BUNDLE" --arg p "/nbx-undelegated/$CID"
+	runtime run -b "$BUNDLE" "$CID"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"unable to apply cgroup configuration"*"permission denied"* ]]
+	if ! is_runc; then
+		[[ "$output" == *"leave linux.cgroupsPath out"* ]]
+		[ "$(echo "$output" | wc -l)" -eq 1 ]
+	fi
+	assert_nothing_left "$CID"
+	[ ! -e /sys/fs/cgroup/nbx-undelegated ] && [ ! -e /sys/fs/cgroup/memory/nbx-undelegated ]
+}
+
+@test "cgroups: rootless with no cgroup and no pid namespace of its own: runc's warning" {
+	requires rootless
+	is_runc && skip "runc 1.1 predates this warning (runc 1.2 added it)"
+	update_config '.linux.namespaces |= map(select(.type != "pid")) | (.mounts[] | select(.destination == "/proc")) |= {destination: "/proc", type: "bind", source: "/proc", options: ["rbind", "nosuid", "noexec", "nodev"]} | .process.args = ["true"]'
+	if can_have_cgroup; then
+		run_outside_delegation run -b "$BUNDLE" "$CID"
+	else
+		runtime run -b "$BUNDLE" "$CID"
+	fi
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"no cgroup and no private pid namespace"*"strongly discouraged"* ]]
+
+	# With a pid namespace of its own (the kernel ends its processes with
+	# init), or with a cgroup, no warning.
+	setup_bundle "$BATS_TEST_TMPDIR/own-pidns"
+	set_args true
+	if can_have_cgroup; then
+		run_outside_delegation run -b "$BUNDLE" "$CID"
+	else
+		runtime run -b "$BUNDLE" "$CID"
+	fi
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"strongly discouraged"* ]]
+}
+
 @test "cgroups: rootless in cgroup v1 directories delegated to the user: exec, ps, pause and delete work" {
 	# As runc's rootless CI sets it up (tests/rootless.sh enable_cgroup):
 	# a parent cgroup in each v1 hierarchy whose group is the user's. The
