@@ -107,10 +107,12 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 	nsFiles, err := c.openNamespaces()
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) && c.Status() == Created {
-			// init stays non-dumpable until start, so that no container
-			// process can ptrace it; its /proc files then belong to the
-			// host's root, out of a rootless runtime's reach.
-			return 0, fmt.Errorf("%w: a rootless runtime cannot exec into a container before it is started: start it first", err)
+			// A container confined at start (seccomp, Landlock,
+			// AppArmor) keeps its init non-dumpable until then, so that
+			// no process of it can ptrace init around the confinement;
+			// its /proc files then belong to the host's root, out of a
+			// rootless runtime's reach (initContainer).
+			return 0, fmt.Errorf("%w: a rootless runtime cannot exec into a created container whose init is confined at start (seccomp, Landlock or AppArmor): start it first", err)
 		}
 		return 0, err
 	}

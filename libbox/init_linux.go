@@ -267,6 +267,23 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 	if r := cfg.Resources; r != nil && r.PidsLimit != nil {
 		quiesceRuntime()
 	}
+	if ic.Rootless && !early && cfg.Seccomp == nil && cfg.Landlock == nil && p.AppArmorProfile == "" {
+		// An unprivileged runtime opens a created container's namespaces
+		// through /proc/PID/ns, which a non-dumpable init keeps from it
+		// (its memory belongs to the host's user namespace): exec into
+		// the container before start could not work, and with runc it
+		// does (runc's init is dumpable here). The credentials and
+		// capabilities are final (no change resets the flag now), the
+		// kernel lets only a process with the same uid and no fewer
+		// capabilities ptrace it, and init's binary stays sealed
+		// (sealedSelfExe): with no filter or profile still to apply at
+		// start, such a process gains nothing through init. Root, a
+		// sandbox, and a container confined at start keep init out of
+		// reach until its program executes.
+		if err := setDumpable(true); err != nil {
+			return err
+		}
+	}
 	// runc's wording for this point (its suite and log readers look for
 	// it): the last message before ready.
 	logrus.Debugf("init: closing the pipe to signal completion")

@@ -563,20 +563,30 @@ process_json() {
 	testcontainer "$CID" running
 }
 
-@test "exec: into a created container works, as in runc (rootless: a clear error)" {
+@test "exec: into a created container works, as in runc" {
 	create_sleeping
 	testcontainer "$CID" created
 	runtime exec "$CID" echo in-created
-	if is_rootless; then
-		# init stays non-dumpable until start (nobody in the container may
-		# ptrace it), so a rootless runtime cannot open its namespaces.
-		[ "$status" -ne 0 ]
-		[[ "$output" == *"cannot exec into a container before it is started: start it first"* ]]
-	else
-		[ "$status" -eq 0 ]
-		[ "$output" = in-created ]
-	fi
+	[ "$status" -eq 0 ]
+	[ "$output" = in-created ]
 	testcontainer "$CID" created
+	runtime_ok start "$CID"
+	testcontainer "$CID" running
+}
+
+@test "exec: rootless, into a created container confined at start: a clear error, the container untouched" {
+	requires rootless
+	# A seccomp profile is applied at start: until then init stays out of
+	# the container's (and so the unprivileged runtime's) reach.
+	update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["keyctl"], "action": "SCMP_ACT_ERRNO"}]}'
+	create_sleeping
+	runtime exec "$CID" echo in-created
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"cannot exec into a created container whose init is confined at start"*"start it first"* ]]
+	testcontainer "$CID" created
+	runtime_ok start "$CID"
+	runtime_ok exec "$CID" echo started
+	[ "$output" = started ]
 }
 
 @test "exec: into a stopped or missing container is a clear error" {
