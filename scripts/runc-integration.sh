@@ -21,6 +21,17 @@
 # The TAP output is kept in $OUT (default a new file under /tmp). Prints
 # "tests: N passed, N failed, N skipped"; exits non-zero when a test failed.
 # RUNTIME=$(which runc) runs the same suite against runc itself.
+#
+# ROOTLESS=1 runs it the way runc's tests/rootless.sh does (runc's `make
+# localrootlessintegration`): as the user "rootless" (made when missing),
+# once for each set of runc's opportunistic rootless features: "" (none),
+# "idmap" (sub-id ranges for newuidmap, runc's ROOTLESS_UIDMAP_*),
+# "cgroup" (a cgroup /runc-cgroups-integration-test the user may write, in
+# every hierarchy) and "idmap+cgroup"; ROOTLESS_FEATURES="idmap+cgroup"
+# (sets separated by ":") runs only those. The suite's tree is copied to a
+# directory the user can read; the host's newuidmap is left in place (runc's
+# script hides it for the sets without idmap, which changes nothing there:
+# those configs map one id). The counts are summed over the sets.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -172,6 +183,7 @@ fi
 
 cd "$CACHE/tests/integration"
 files=()
+
 if [[ $# -gt 0 ]]; then
 	for f in "$@"; do
 		f=${f%.bats}.bats
@@ -189,47 +201,140 @@ else
 fi
 
 OUT=${OUT:-$(mktemp /tmp/runc-integration.XXXXXX.tap)}
-echo "runc $RUNC_VERSION tests/integration against $RUNTIME: ${#files[@]} suites, TAP in $OUT"
-rc=0
+filter=()
+[[ -z ${BATS_FILTER:-} ]] || filter=(--filter "$BATS_FILTER")
+
+# run_bats OUT DIR [ENV...]: the suites of DIR (a copy of runc's tests for
+# the rootless runs) with bats, TAP in OUT; as the user "rootless" when
+# ENV is given (the variables runc's helpers read).
+#
 # Under tini -s, a child subreaper that reaps at once: the processes a
 # test orphans (run -d's init, exec -d's processes) are reparented to it,
 # not to the host's pid 1, which may be slow to reap them (this VM's is),
 # and the tests that wait for killed pids to vanish (kill -0 succeeds on a
 # zombie: "host pidns + init gone" in kill.bats and delete.bats) then fail
 # against runc too. runc's CI has systemd there.
-: >"$OUT" # before the loop below reads it (the redirect is the job's)
-filter=()
-[[ -z ${BATS_FILTER:-} ]] || filter=(--filter "$BATS_FILTER")
-RUNC=$RUNTIME tini -s -- bats --tap "${filter[@]}" "${files[@]}" >"$OUT" 2>&1 &
-bats_pid=$!
-# A helper that a failing test leaves running (a recvtty whose container
-# never started) holds bats's output pipe open, and bats waits for its EOF
-# for ever: once every test has reported, end such leftovers of the suite's
-# own helper binaries (by pid, found through /proc/PID/exe).
-while kill -0 "$bats_pid" 2>/dev/null; do
-	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$OUT" | head -n 1)
-	reported=$(grep -cE '^(not )?ok ' "$OUT" || true)
-	if [[ -n $plan && $reported -ge $plan ]]; then
-		sleep 10
-		for p in /proc/[0-9]*; do
-			exe=$(readlink "$p/exe" 2>/dev/null) || continue
-			if [[ $exe == "$CACHE"/tests/cmd/_bin/* ]]; then
-				echo "runc-integration.sh: ending leftover $exe (pid ${p#/proc/})"
-				kill "${p#/proc/}" 2>/dev/null || true
-			fi
-		done
-		break
+run_bats() {
+	local out=$1 dir=$2 bats_pid plan reported p exe rc=0
+	shift 2
+	local as=()
+	if [[ $# -gt 0 ]]; then
+		as=(runuser -u rootless -- env -i "PATH=$PATH" HOME=/home/rootless USER=rootless "$@")
 	fi
-	sleep 2
-done
-wait "$bats_pid" || rc=$?
-grep '^not ok' "$OUT" || true
-skipped=$(grep -cE '^ok .* # skip' "$OUT" || true)
-ok=$(grep -c '^ok ' "$OUT" || true)
-failed=$(grep -c '^not ok ' "$OUT" || true)
-echo "tests: $((ok - skipped)) passed, $failed failed, $skipped skipped"
-if [[ $rc -ne 0 && $failed -eq 0 ]]; then
-	echo "runc-integration.sh: bats exited $rc with no failed test: see $OUT" >&2
-	exit 1
+	: >"$out" # before the loop below reads it (the redirect is the job's)
+	(cd "$dir/tests/integration" && RUNC=$RUNTIME tini -s -- "${as[@]}" bats --tap "${filter[@]}" "${files[@]}") >"$out" 2>&1 &
+	bats_pid=$!
+	# A helper that a failing test leaves running (a recvtty whose container
+	# never started) holds bats's output pipe open, and bats waits for its
+	# EOF for ever: once every test has reported, end such leftovers of the
+	# suite's own helper binaries (by pid, found through /proc/PID/exe).
+	while kill -0 "$bats_pid" 2>/dev/null; do
+		plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$out" | head -n 1)
+		reported=$(grep -cE '^(not )?ok ' "$out" || true)
+		if [[ -n $plan && $reported -ge $plan ]]; then
+			sleep 10
+			for p in /proc/[0-9]*; do
+				exe=$(readlink "$p/exe" 2>/dev/null) || continue
+				if [[ $exe == "$dir"/tests/cmd/_bin/* ]]; then
+					echo "runc-integration.sh: ending leftover $exe (pid ${p#/proc/})"
+					kill "${p#/proc/}" 2>/dev/null || true
+				fi
+			done
+			break
+		fi
+		sleep 2
+	done
+	wait "$bats_pid" || rc=$?
+	if [[ $rc -ne 0 ]] && ! grep -q '^not ok ' "$out"; then
+		echo "runc-integration.sh: bats exited $rc with no failed test: see $out" >&2
+		bats_broken=1
+	fi
+}
+
+bats_broken=0
+if [[ ${ROOTLESS:-0} == 0 ]]; then
+	echo "runc $RUNC_VERSION tests/integration against $RUNTIME: ${#files[@]} suites, TAP in $OUT"
+	run_bats "$OUT" "$CACHE"
+	outs=("$OUT")
+else
+	# As runc's tests/rootless.sh, with other sub-id ranges: the host's
+	# test user already has runc's 100000.
+	id rootless >/dev/null 2>&1 || useradd -m -d /home/rootless -s /bin/bash rootless
+	uid_start=300000 gid_start=400000 id_len=65536
+	for f in /etc/subuid /etc/subgid; do
+		start=$uid_start
+		[[ $f == /etc/subgid ]] && start=$gid_start
+		if ! grep -qx "rootless:$start:$id_len" "$f"; then
+			{
+				grep -v '^rootless:' "$f" || true
+				echo "rootless:$start:$id_len"
+			} >"$f.nbx"
+			mv "$f.nbx" "$f"
+		fi
+	done
+	# The tree, readable by the user (root's cache is not).
+	tree=$(mktemp -d /tmp/nbx-runc-rootless.XXXXXX)
+	cp -a "$CACHE/." "$tree/"
+	if [[ $run_debian == 1 ]]; then
+		# The Debian image is a link into root's cache: a copy instead.
+		cp -L --remove-destination "$testdata/debian-$arch.tar.xz" "$tree/tests/integration/testdata/"
+	fi
+	chmod -R a+rX "$tree"
+	chmod 755 "$tree"
+	aux_dir=$(mktemp -d /tmp/nbx-runc-aux.XXXXXX)
+	# 1000 is the containerID of runc_rootless_idmap's uid range.
+	chown "$((uid_start - 1000 + 1024))" "$aux_dir"
+	cg_path=/runc-cgroups-integration-test
+	cgroups_on() {
+		local cg d
+		for cg in $(cut -d: -f2 </proc/self/cgroup | sed -E 's/^name=//; s/,/\n/g' | sed '/^$/d'); do
+			d=/sys/fs/cgroup/$cg$cg_path
+			mkdir -p "$d"
+			chown root:rootless "$d" "$d/cgroup.procs" "$d/tasks"
+			chmod g+rwx "$d" "$d/cgroup.procs" "$d/tasks"
+			if [[ $cg == cpuset ]]; then chown rootless:rootless "$d"/cpuset.{cpus,mems}; fi
+			for f in cpu.rt_period_us cpu.rt_runtime_us; do
+				if [[ $cg == cpu && -e $d/$f ]]; then chown rootless:rootless "$d/$f"; fi
+			done
+		done
+		if [[ -e /sys/fs/cgroup/cgroup.controllers ]]; then
+			for f in $(cat /sys/fs/cgroup/cgroup.controllers); do echo "+$f" >/sys/fs/cgroup/cgroup.subtree_control || true; done
+			d=/sys/fs/cgroup$cg_path
+			mkdir -p "$d"
+			chown root:rootless "$d" "$d/cgroup.subtree_control" "$d/cgroup.procs" /sys/fs/cgroup/cgroup.procs
+			chmod g+rwx "$d"
+			chmod g+rw "$d/cgroup.subtree_control" "$d/cgroup.procs" /sys/fs/cgroup/cgroup.procs
+		fi
+	}
+	cgroups_off() {
+		local d
+		for d in /sys/fs/cgroup/*$cg_path /sys/fs/cgroup$cg_path; do
+			[[ -d $d ]] && rmdir "$d" 2>/dev/null || true
+		done
+		if [[ -e /sys/fs/cgroup/cgroup.controllers ]]; then
+			chown root:root /sys/fs/cgroup/cgroup.procs
+			chmod 644 /sys/fs/cgroup/cgroup.procs
+		fi
+	}
+	trap 'cgroups_off; rm -rf "$tree" "$aux_dir"' EXIT
+	outs=()
+	IFS=: read -r -a sets <<<"${ROOTLESS_FEATURES-:idmap:cgroup:idmap+cgroup}"
+	[[ ${#sets[@]} -gt 0 ]] || sets=("")
+	for set in "${sets[@]}"; do
+		o=${OUT%.tap}.rootless-${set:-none}.tap
+		echo "runc $RUNC_VERSION tests/integration against $RUNTIME, rootless, features \"$set\": ${#files[@]} suites, TAP in $o"
+		env=(ROOTLESS_FEATURES="$set" "RUNC=$RUNTIME")
+		[[ $set == *idmap* ]] && env+=(ROOTLESS_UIDMAP_START=$uid_start ROOTLESS_UIDMAP_LENGTH=$id_len ROOTLESS_GIDMAP_START=$gid_start ROOTLESS_GIDMAP_LENGTH=$id_len AUX_UID=1024 "AUX_DIR=$aux_dir")
+		if [[ $set == *cgroup* ]]; then cgroups_on; else cgroups_off; fi
+		run_bats "$o" "$tree" "${env[@]}"
+		outs+=("$o")
+	done
 fi
+
+grep -h '^not ok' "${outs[@]}" || true
+skipped=$(cat "${outs[@]}" | grep -cE '^ok .* # skip' || true)
+ok=$(cat "${outs[@]}" | grep -c '^ok ' || true)
+failed=$(cat "${outs[@]}" | grep -c '^not ok ' || true)
+echo "tests: $((ok - skipped)) passed, $failed failed, $skipped skipped"
+[[ $bats_broken == 0 ]] || exit 1
 [[ $failed -eq 0 ]]
