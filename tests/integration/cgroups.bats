@@ -264,23 +264,14 @@ teardown() {
 @test "cgroups: rootless without a delegated subtree: a limit is a clear error, no limit runs" {
 	requires rootless
 	configure '{"memory": {"limit": 67108864}, "pids": {"limit": 20}}' true
-	if can_have_cgroup; then
-		# In the VM: start the runtime outside the delegated subtree.
-		run_outside_delegation run -b "$BUNDLE" "$CID"
-	else
-		runtime run -b "$BUNDLE" "$CID"
-	fi
+	run_without_delegation run -b "$BUNDLE" "$CID"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"cannot set memory limit: container could not join or create cgroup: the resource limits in linux.resources (memory, pids) need a cgroup"* ]]
 	[[ "$output" == *"run as root"*"delegated"* ]]
 	assert_nothing_left "$CID"
 
 	update_config 'del(.linux.resources) | .process.args = ["sh", "-c", "echo ran"]'
-	if can_have_cgroup; then
-		run_outside_delegation run -b "$BUNDLE" "$CID"
-	else
-		runtime run -b "$BUNDLE" "$CID"
-	fi
+	run_without_delegation run -b "$BUNDLE" "$CID"
 	[ "$status" -eq 0 ]
 	[ "$output" = ran ]
 }
@@ -304,11 +295,7 @@ teardown() {
 	requires rootless
 	is_runc && skip "runc 1.1 predates this warning (runc 1.2 added it)"
 	update_config '.linux.namespaces |= map(select(.type != "pid")) | (.mounts[] | select(.destination == "/proc")) |= {destination: "/proc", type: "bind", source: "/proc", options: ["rbind", "nosuid", "noexec", "nodev"]} | .process.args = ["true"]'
-	if can_have_cgroup; then
-		run_outside_delegation run -b "$BUNDLE" "$CID"
-	else
-		runtime run -b "$BUNDLE" "$CID"
-	fi
+	run_without_delegation run -b "$BUNDLE" "$CID"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"no cgroup and no private pid namespace"*"strongly discouraged"* ]]
 
@@ -316,11 +303,7 @@ teardown() {
 	# init), or with a cgroup, no warning.
 	setup_bundle "$BATS_TEST_TMPDIR/own-pidns"
 	set_args true
-	if can_have_cgroup; then
-		run_outside_delegation run -b "$BUNDLE" "$CID"
-	else
-		runtime run -b "$BUNDLE" "$CID"
-	fi
+	run_without_delegation run -b "$BUNDLE" "$CID"
 	[ "$status" -eq 0 ]
 	[[ "$output" != *"strongly discouraged"* ]]
 }
@@ -420,6 +403,17 @@ run_outside_delegation() {
 	) || status=$?
 	echo "\$ (root cgroup) $(basename "$RUNTIME") $* (status $status)"
 	echo "$output"
+}
+
+# run_without_delegation ARGS...: the runtime where no delegated subtree
+# gives it a cgroup: as it is on a host without one, from the root cgroup
+# in the VM (run_outside_delegation).
+run_without_delegation() {
+	if can_have_cgroup; then
+		run_outside_delegation "$@"
+	else
+		runtime "$@"
+	fi
 }
 
 @test "cgroups: a limit the host cannot enforce fails create and leaves no cgroup" {
