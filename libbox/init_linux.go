@@ -277,9 +277,10 @@ func initContainer(sock *syncSocket, ic *initConfig) error {
 		// kernel lets only a process with the same uid and no fewer
 		// capabilities ptrace it, and init's binary stays sealed
 		// (sealedSelfExe): with no filter or profile still to apply at
-		// start, such a process gains nothing through init. Root, a
-		// sandbox, and a container confined at start keep init out of
-		// reach until its program executes.
+		// start, such a process gains nothing through init. Under a
+		// privileged runtime, and whenever a seccomp, Landlock or
+		// AppArmor confinement is still to come, init stays out of reach
+		// until its program executes.
 		if err := setDumpable(true); err != nil {
 			return err
 		}
