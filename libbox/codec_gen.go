@@ -393,6 +393,7 @@ func (e *binEncoder) encConfig(v *Config) {
 	e.encPtrMemoryPolicy(v.MemoryPolicy)
 	e.encSliceNetDevice(v.NetDevices, true)
 	e.encMapStringString(v.Annotations, true)
+	e.bool(v.InitHugePages)
 	e.str(v.CgroupsPath)
 	e.encPtrCgroupsResources(v.Resources)
 }
@@ -427,6 +428,7 @@ func (d *binDecoder) decConfig(v *Config) {
 	v.MemoryPolicy = d.decPtrMemoryPolicy()
 	v.NetDevices = d.decSliceNetDevice()
 	v.Annotations = d.decMapStringString()
+	v.InitHugePages = d.bool()
 	v.CgroupsPath = d.str()
 	v.Resources = d.decPtrCgroupsResources()
 }

@@ -810,6 +810,7 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts, configS
 	defer exe.Close()
 
 	sp := newSpawnSpec(opts.Stdin, opts.Stdout, opts.Stderr, opts.ExtraFiles)
+	sp.hugePages = cfg.InitHugePages
 	icfg := cfg
 	if len(opts.Env) > 0 {
 		withEnv := *cfg

@@ -123,8 +123,15 @@ func sendfileAll(out, in int) error {
 // GOMAXPROCS from the cgroup's CPU limit and keeps cpu.cfs_quota_us and
 // cpu.cfs_period_us open to re-read them: in init those would be host
 // cgroup files held open inside the container, and reading them costs
-// start-up time for a process that lives a few milliseconds.
-const initGODEBUG = "GODEBUG=containermaxprocs=0,updatemaxprocs=0"
+// start-up time for a process that lives a few milliseconds. Without
+// hugePages (Config.InitHugePages), disablethp=1 makes the Go runtime
+// undo the huge-page advice of nsenter/thp.c for init's heap.
+func initGODEBUG(hugePages bool) string {
+	if hugePages {
+		return "GODEBUG=containermaxprocs=0,updatemaxprocs=0"
+	}
+	return "GODEBUG=containermaxprocs=0,updatemaxprocs=0,disablethp=1"
+}
 
 // initGOMAXPROCS: init's work is one sequence of system calls; with one P
 // its Go runtime starts fewer threads, each a clone at its start and one

@@ -3,7 +3,9 @@ package libbox
 import (
 	"errors"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -46,5 +48,37 @@ func TestMemfdCopyIsSealed(t *testing.T) {
 	}
 	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, 0); !errors.Is(err, unix.EPERM) {
 		t.Fatalf("adding seals: %v, want EPERM (F_SEAL_SEAL)", err)
+	}
+}
+
+// A sandbox's init keeps the Go runtime's huge pages off (GODEBUG
+// disablethp=1): its memory is charged to the sandbox, whose report gives
+// the peak. Only a Config that asks (the OCI face's) lets them be.
+func TestInitHugePagesOnlyWhenAsked(t *testing.T) {
+	presets := map[string]Options{
+		"defaults":       {},
+		"agent-executor": AgentExecutor(t.TempDir()),
+		"code-judge":     CodeJudge(t.TempDir()),
+		"data-analysis":  DataAnalysis(t.TempDir(), t.TempDir()),
+	}
+	for name, opts := range presets {
+		cfg, _, err := ContainerConfig(opts, "", []string{"/bin/true"})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if cfg.InitHugePages {
+			t.Errorf("%s: the sandbox's Config asks for huge pages in init", name)
+		}
+	}
+	for _, tt := range []struct {
+		hugePages, disabled bool
+	}{{false, true}, {true, false}} {
+		env := initGODEBUG(tt.hugePages)
+		if !strings.HasPrefix(env, "GODEBUG=") {
+			t.Errorf("initGODEBUG(%v) = %q, not a GODEBUG setting", tt.hugePages, env)
+		}
+		if got := slices.Contains(strings.Split(strings.TrimPrefix(env, "GODEBUG="), ","), "disablethp=1"); got != tt.disabled {
+			t.Errorf("initGODEBUG(%v) = %q: disablethp=1 present %v, want %v", tt.hugePages, env, got, tt.disabled)
+		}
 	}
 }

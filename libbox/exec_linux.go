@@ -133,6 +133,7 @@ func (c *Container) Exec(p *Process, opts ExecOpts) (_ int, retErr error) {
 
 	cfg := c.st.Config
 	sp := newSpawnSpec(opts.Stdin, opts.Stdout, opts.Stderr, opts.ExtraFiles)
+	sp.hugePages = cfg.InitHugePages
 	ec := &execConfig{
 		Process: p, Rootless: c.rt.Rootless, PreserveFds: len(opts.ExtraFiles), ConsoleSocketFd: -1,
 		Seccomp: cfg.Seccomp, Landlock: cfg.Landlock, Personality: cfg.Personality, MemoryPolicy: cfg.MemoryPolicy,

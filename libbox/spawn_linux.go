@@ -57,6 +57,9 @@ type spawnSpec struct {
 	// it does anything else (nsenter's cgroupfd): the process it forks is
 	// born in those cgroups.
 	cgroupTasks []nsenterCgroup
+	// hugePages lets the child's Go heap have transparent huge pages
+	// (Config.InitHugePages); otherwise its GODEBUG has disablethp=1.
+	hugePages bool
 }
 
 // newSpawnSpec starts an fd table: 0, 1, 2 are stdin, stdout and stderr
@@ -123,7 +126,7 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 	env := []string{
 		nsenter.EnvInitPipe + "=" + strconv.Itoa(syncFd),
 		nsenter.EnvNFds + "=" + strconv.Itoa(len(s.files)),
-		initGODEBUG,
+		initGODEBUG(s.hugePages),
 		initGOMAXPROCS,
 	}
 	p.stage, err = startPinned(s.affinity, func() (*procHandle, error) {

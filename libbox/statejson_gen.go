@@ -446,13 +446,18 @@ func fjsConfig(s *fastjson.Scanner, v *Config) error {
 				return err
 			}
 			return fjsMapStringString(s, &v.Annotations)
-		case "cgroupsPath":
+		case "initHugePages":
 			if err := fastjson.Seen(&mask, 29); err != nil {
+				return err
+			}
+			return fjsBool(s, &v.InitHugePages)
+		case "cgroupsPath":
+			if err := fastjson.Seen(&mask, 30); err != nil {
 				return err
 			}
 			return fjsString(s, &v.CgroupsPath)
 		case "resources":
-			if err := fastjson.Seen(&mask, 30); err != nil {
+			if err := fastjson.Seen(&mask, 31); err != nil {
 				return err
 			}
 			return fjsPtrCgroupsResources(s, &v.Resources)
@@ -675,6 +680,10 @@ func fjeConfig(b []byte, v *Config) ([]byte, error) {
 			return b, err
 		}
 	}
+	if v.InitHugePages {
+		b = append(b, ",\"initHugePages\":"...)
+		b = strconv.AppendBool(b, v.InitHugePages)
+	}
 	if len(v.CgroupsPath) != 0 {
 		b = append(b, ",\"cgroupsPath\":"...)
 		b = fastjson.AppendString(b, v.CgroupsPath)
@@ -689,7 +698,7 @@ func fjeConfig(b []byte, v *Config) ([]byte, error) {
 	return b, err
 }
 
-var fjNamesConfig = []string{"ociVersion", "bundle", "rootfs", "rootfsTmpfs", "readonlyfs", "rootPropagation", "noPivotRoot", "noNewKeyring", "parentDeathSignal", "hostname", "domainname", "namespaces", "timeOffsets", "uidMappings", "gidMappings", "mounts", "devices", "maskedPaths", "readonlyPaths", "sysctl", "hooks", "process", "seccomp", "landlock", "network", "personality", "memoryPolicy", "netDevices", "annotations", "cgroupsPath", "resources"}
+var fjNamesConfig = []string{"ociVersion", "bundle", "rootfs", "rootfsTmpfs", "readonlyfs", "rootPropagation", "noPivotRoot", "noNewKeyring", "parentDeathSignal", "hostname", "domainname", "namespaces", "timeOffsets", "uidMappings", "gidMappings", "mounts", "devices", "maskedPaths", "readonlyPaths", "sysctl", "hooks", "process", "seccomp", "landlock", "network", "personality", "memoryPolicy", "netDevices", "annotations", "initHugePages", "cgroupsPath", "resources"}
 
 func fjsPtrTmpfsRoot(s *fastjson.Scanner, v **TmpfsRoot) error {
 	if s.Null() {

@@ -613,6 +613,10 @@ func TestNoPivotPrivatePropagation(t *testing.T) {
 	if c.RootPropagation != unix.MS_PRIVATE|unix.MS_REC {
 		t.Errorf("root propagation %#x", c.RootPropagation)
 	}
+	// The OCI face's inits may have huge pages (libbox.Config.InitHugePages).
+	if !c.InitHugePages {
+		t.Error("a container's Config does not ask for huge pages in init")
+	}
 	if _, _, err := convert(t, spec, Options{NoPivotRoot: true}); err == nil || !strings.Contains(err.Error(), "not safe without pivot_root") {
 		t.Errorf("error = %v", err)
 	}

@@ -53,6 +53,10 @@
 //	             "error=setns net /proc/123/ns/net: invalid argument",
 //	             and the process the parent started exits 1.
 //
+// The package also links in thp.c: in a binary linked with
+// -Wl,--wrap=mmap, the Go runtime's heap mappings ask for transparent huge
+// pages (see there).
+//
 // The Go side of the protocol is pure Go: BootstrapMessage, ParseReply and
 // Kind. The package must be built with cgo; without it nothing would enter
 // the namespaces, so a build without cgo fails instead.

@@ -155,6 +155,38 @@ teardown() {
 	[[ "$output" != *"got 13"* && "$output" != *"got 28"* ]] || fail "SIGPIPE or SIGWINCH was forwarded: $output"
 }
 
+# advised_vmas PID: how many of PID's mappings are advised MADV_HUGEPAGE
+# (VmFlags "hg").
+advised_vmas() {
+	grep -c '^VmFlags:.* hg' "/proc/$1/smaps" || true
+}
+
+@test "huge pages: the runtime's heap and a container's init ask for them; GODEBUG=disablethp=1 turns the runtime's off" {
+	skip_if_runc
+	[[ $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null) == *"[madvise]"* ]] ||
+		skip "the host's transparent huge pages are not in madvise mode (the only mode where asking changes anything)"
+	# A created init waits for start in Go code (libbox.Config.InitHugePages,
+	# which the OCI face sets).
+	create_sleeping "$CID-created"
+	local init
+	init=$(cat "$BATS_TEST_TMPDIR/$CID-created.pid")
+	[ "$(advised_vmas "$init")" -ge 1 ] || fail "the created init's heap is not advised MADV_HUGEPAGE"
+
+	set_args sleep 1000
+	runtime_bg run -b "$BUNDLE" "$CID"
+	wait_for_status "$CID" running
+	[ "$(advised_vmas "$RUNTIME_BG_PID")" -ge 1 ] || fail "the runtime's heap is not advised MADV_HUGEPAGE"
+	runtime_ok kill "$CID" KILL
+	wait_bg
+
+	GODEBUG=disablethp=1 runtime_bg run -b "$BUNDLE" "$CID"
+	wait_for_status "$CID" running
+	[ "$(advised_vmas "$RUNTIME_BG_PID")" -eq 0 ] || fail "GODEBUG=disablethp=1 left huge-page-advised mappings"
+	runtime_ok kill "$CID" KILL
+	wait_bg
+	runtime_ok delete -f "$CID-created"
+}
+
 @test "run -d: returns while the container runs; init is the pid in the pid file" {
 	run_detached
 	testcontainer "$CID" running
