@@ -82,3 +82,18 @@ func TestInitHugePagesOnlyWhenAsked(t *testing.T) {
 		}
 	}
 }
+
+// nsenter/thp.c keeps huge pages off in the binary's processes that live
+// in a sandbox without init's GODEBUG, by their argv (the C side cannot
+// see the Go names): a renamed argv must be renamed there too.
+func TestHugePagesExclusionsNameTheProcesses(t *testing.T) {
+	src, err := os.ReadFile("nsenter/thp.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{waiterArgv0, resumeArgv0, confineArgv0, "netproxy"} {
+		if !strings.Contains(string(src), strconv.Quote(name)) {
+			t.Errorf("nsenter/thp.c does not name %q", name)
+		}
+	}
+}

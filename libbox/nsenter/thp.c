@@ -29,12 +29,9 @@
 
 #define _GNU_SOURCE
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
-#include <unistd.h>
 
 static int nb_thp = 1;
 
@@ -50,16 +47,18 @@ __attribute__((constructor)) static void nanobox_thp_choose(int argc, char **arg
 			nb_thp = 0;
 }
 
+// __real_mmap is libc's mmap when the binary is linked with --wrap=mmap,
+// the only case in which __wrap_mmap is called; weak, so that a link
+// without the flag does not need it.
+extern void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) __attribute__((weak));
 void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 
 void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	long p = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	void *p = __real_mmap(addr, len, prot, flags, fd, off);
 
-	if (p == -1)
-		return MAP_FAILED;
-	if (nb_thp && (flags & (MAP_FIXED | MAP_ANONYMOUS)) == (MAP_FIXED | MAP_ANONYMOUS) &&
+	if (p != MAP_FAILED && nb_thp && (flags & (MAP_FIXED | MAP_ANONYMOUS)) == (MAP_FIXED | MAP_ANONYMOUS) &&
 	    prot == (PROT_READ | PROT_WRITE) && len >= (2UL << 20))
-		syscall(SYS_madvise, p, len, MADV_HUGEPAGE);
-	return (void *)p;
+		madvise(p, len, MADV_HUGEPAGE);
+	return p;
 }
