@@ -127,11 +127,16 @@ func sendfileAll(out, in int) error {
 // hugePages (Config.InitHugePages), disablethp=1 makes the Go runtime
 // undo the huge-page advice of nsenter/thp.c for init's heap.
 func initGODEBUG(hugePages bool) string {
+	const base = "GODEBUG=containermaxprocs=0,updatemaxprocs=0"
 	if hugePages {
-		return "GODEBUG=containermaxprocs=0,updatemaxprocs=0"
+		return base
 	}
-	return "GODEBUG=containermaxprocs=0,updatemaxprocs=0,disablethp=1"
+	return base + "," + noHugePages
 }
+
+// noHugePages is the Go runtime's own switch that undoes nsenter/thp.c's
+// huge-page advice, for the binary's processes that should not have them.
+const noHugePages = "disablethp=1"
 
 // initGOMAXPROCS: init's work is one sequence of system calls; with one P
 // its Go runtime starts fewer threads, each a clone at its start and one

@@ -84,16 +84,21 @@ func TestInitHugePagesOnlyWhenAsked(t *testing.T) {
 }
 
 // nsenter/thp.c keeps huge pages off in the binary's processes that live
-// in a sandbox without init's GODEBUG, by their argv (the C side cannot
-// see the Go names): a renamed argv must be renamed there too.
+// in a sandbox with an environment not the runtime's, by their argv[0]
+// (the C side cannot see the Go names): a renamed argv[0] must be renamed
+// there too. The network supervisor, whose environment is the runtime's,
+// has GODEBUG's switch instead.
 func TestHugePagesExclusionsNameTheProcesses(t *testing.T) {
 	src, err := os.ReadFile("nsenter/thp.c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{waiterArgv0, resumeArgv0, confineArgv0, "netproxy"} {
+	for _, name := range []string{waiterArgv0, resumeArgv0, confineArgv0} {
 		if !strings.Contains(string(src), strconv.Quote(name)) {
 			t.Errorf("nsenter/thp.c does not name %q", name)
 		}
+	}
+	if env := netSupervisorEnv([]byte("{}")); !slices.Contains(env, "GODEBUG=disablethp=1") {
+		t.Errorf("the network supervisor's environment %q lets it have huge pages", env)
 	}
 }

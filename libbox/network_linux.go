@@ -609,6 +609,13 @@ func (c *Container) NetworkReport() (*NetworkReport, error) {
 // as JSON); with os.Args[1] == "netproxy" it makes Main run the supervisor.
 const envNetSupervisor = "_NANOBOX_NETPROXY"
 
+// netSupervisorEnv is the supervisor's whole environment: its
+// configuration, and no huge pages for its Go heap (nsenter/thp.c), since
+// it lives as long as the sandbox.
+func netSupervisorEnv(conf []byte) []string {
+	return []string{envNetSupervisor + "=" + string(conf), "GODEBUG=" + noHugePages}
+}
+
 // netSupervisorConfig tells the supervisor what its descriptors are: 0 is
 // /dev/null, 1 and 2 the log (or /dev/null), 3 init's pidfd, 4 the control
 // socket, then the network descriptors as Fds describes.
@@ -673,7 +680,7 @@ func (c *Container) startNetSupervisor(files *netFiles, opts CreateOpts) error {
 		return err
 	}
 	proc, err := os.StartProcess("/proc/self/exe", []string{"nanobox-runc", "netproxy", c.st.ID}, &os.ProcAttr{
-		Env:   []string{envNetSupervisor + "=" + string(conf)},
+		Env:   netSupervisorEnv(conf),
 		Files: fds,
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})

@@ -19,13 +19,15 @@
 // address). Linked without the flag, __wrap_mmap is never called.
 //
 // The Go runtime's GODEBUG=disablethp=1 undoes it: the runtime advises
-// MADV_NOHUGEPAGE right after each such mapping. The runtime sets that for
-// a container's init and exec'd processes (until they execute the program)
-// unless the container's Config asks for huge pages (InitHugePages), since
-// their memory is charged to the container. Processes that live as long as
-// a sandbox and are not the runtime's commands (a pooled sandbox's waiter
-// and resume, a confined command, the network allowlist's proxy) never
-// ask. When no huge page is free the kernel falls back to small pages.
+// MADV_NOHUGEPAGE right after each such mapping. The runtime sets that in
+// the environment it gives a container's init and exec'd processes (until
+// they execute the program) unless the container's Config asks for huge
+// pages (InitHugePages), since their memory is charged to the container,
+// and the network allowlist's proxy, which lives as long as its sandbox.
+// The processes it re-executes with another environment than its own (a
+// pooled sandbox's waiter and resume have the program's, a confined
+// command its caller's) are known here by argv[0] and never ask. When no
+// huge page is free the kernel falls back to small pages.
 
 #define _GNU_SOURCE
 #include <stddef.h>
@@ -40,8 +42,6 @@ __attribute__((constructor)) static void nanobox_thp_choose(int argc, char **arg
 	static const char *const argv0s[] = {"nanobox-waiter", "nanobox-resume", "libbox-confine"};
 	size_t i;
 
-	if (argc > 1 && strcmp(argv[1], "netproxy") == 0)
-		nb_thp = 0;
 	for (i = 0; argc > 0 && i < sizeof(argv0s) / sizeof(argv0s[0]); i++)
 		if (strcmp(argv[0], argv0s[i]) == 0)
 			nb_thp = 0;

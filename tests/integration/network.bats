@@ -320,6 +320,9 @@ s.serve_forever()' "$HOST_LOG" "$BATS_TEST_TMPDIR/hport" 3>&- &
 	local sup
 	sup=$(awk '{print $1}' "$ROOT/$CID/netproxy.pid")
 	[[ "$(tr '\0' ' ' </proc/$sup/cmdline)" == *"netproxy $CID"* ]]
+	# It lives as long as the container: its Go heap asks for no huge
+	# pages (GODEBUG=disablethp=1 in its environment; libbox/nsenter/thp.c).
+	! grep -q '^VmFlags:.* hg' "/proc/$sup/smaps" || fail "the network supervisor's heap is advised MADV_HUGEPAGE"
 	runtime_ok start "$CID"
 	retry 600 0.05 test -e "$ws/ready"
 	runtime_ok update --allow-net "web.test:$PORT" --allow-net "late.test:$PORT" "$CID"
