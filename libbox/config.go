@@ -109,9 +109,9 @@ type Config struct {
 	// -Wl,--wrap=mmap, as `make build` links nanobox-runc). On a host in
 	// THP "madvise" mode that makes a start some 4 ms faster, and charges
 	// the container's memory cgroup up to 4 MiB more until the program
-	// starts, which the cgroup's peak memory keeps, by how many huge pages
-	// the host had free. The OCI face sets it; a sandbox leaves it off, so
-	// that its report's peak memory does not depend on the host's memory.
+	// starts (as much as the host had free huge pages for), which the
+	// cgroup's peak memory keeps. The OCI face sets it; a sandbox leaves it
+	// off, so that its report's peak memory does not depend on the host.
 	InitHugePages bool `json:"initHugePages,omitempty"`
 
 	// CgroupsPath is the cgroup the container is placed in (OCI
