@@ -189,6 +189,54 @@ advised_vmas() {
 	runtime_ok delete -f "$CID-created"
 }
 
+# image_prefaulted PID: "yes" when the first code mapping of a file (the
+# binary's) is resident in full and its first writable file mapping (the
+# initialised data) is the process's own in full; else what it found.
+# Faults alone leave both partly untouched (the data's COW pages are the
+# ones written); nsenter/thp.c's MADV_POPULATE_READ/WRITE fill them.
+image_prefaulted() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / {
+			m = ""
+			if (NF >= 6 && $6 !~ /^\[/) {
+				if ($2 == "r-xp" && !x++) m = "x"
+				else if ($2 == "rw-p" && !w++) m = "w"
+			}
+		}
+		m == "x" && $1 == "Size:" {xs = $2}
+		m == "x" && $1 == "Rss:" {xr = $2}
+		m == "w" && $1 == "Size:" {ws = $2}
+		m == "w" && $1 == "Anonymous:" {wa = $2}
+		END {
+			if (xs > 0 && xs == xr && ws > 0 && ws == wa) print "yes"
+			else print "no: code " xr "/" xs " kB resident, data " wa "/" ws " kB written"
+		}' "/proc/$1/smaps"
+}
+
+@test "prefaulted image: the runtime's and a created init's code is mapped and their data written when Go starts" {
+	skip_if_runc
+	# MADV_POPULATE_READ/WRITE came with Linux 5.14; older kernels refuse
+	# them and the binary then takes its faults as before.
+	local v
+	v=$(uname -r)
+	v=${v%%-*}
+	awk -v v="$v" 'BEGIN {split(v, a, "."); exit !(a[1] > 5 || (a[1] == 5 && a[2] >= 14))}' ||
+		skip "kernel $v has no MADV_POPULATE_READ/WRITE (5.14)"
+	create_sleeping "$CID-created"
+	local init got
+	init=$(cat "$BATS_TEST_TMPDIR/$CID-created.pid")
+	got=$(image_prefaulted "$init")
+	[ "$got" = yes ] || fail "the created init's image: $got"
+
+	set_args sleep 1000
+	runtime_bg run -b "$BUNDLE" "$CID"
+	wait_for_status "$CID" running
+	got=$(image_prefaulted "$RUNTIME_BG_PID")
+	[ "$got" = yes ] || fail "the runtime's image: $got"
+	runtime_ok kill "$CID" KILL
+	wait_bg
+	runtime_ok delete -f "$CID-created"
+}
+
 @test "run -d: returns while the container runs; init is the pid in the pid file" {
 	run_detached
 	testcontainer "$CID" running
