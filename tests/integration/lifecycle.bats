@@ -237,6 +237,41 @@ image_prefaulted() {
 	runtime_ok delete -f "$CID-created"
 }
 
+# slack_threads PID NS: how many of PID's threads sleep with timer slack NS.
+slack_threads() {
+	local t n=0
+	for t in /proc/"$1"/task/*; do
+		[[ "$(cat "/proc/${t##*/}/timerslack_ns" 2>/dev/null)" != "$2" ]] || n=$((n + 1))
+	done
+	echo "$n"
+}
+
+@test "timer slack: the Go runtime's sysmon alone sleeps with 1 ms; the container's processes keep the caller's" {
+	skip_if_runc
+	local mine init
+	mine=$(cat /proc/self/timerslack_ns)
+	[[ "$mine" != 1000000 ]] || skip "this shell's own timer slack is already 1 ms"
+
+	create_sleeping "$CID-created"
+	init=$(cat "$BATS_TEST_TMPDIR/$CID-created.pid")
+	[ "$(slack_threads "$init" 1000000)" -eq 1 ] || fail "a created init has $(slack_threads "$init" 1000000) threads with 1 ms slack, not 1"
+	runtime_ok delete -f "$CID-created"
+
+	set_cmd 'cat /proc/self/timerslack_ns'
+	runtime_ok run -b "$BUNDLE" "$CID"
+	[ "$output" = "$mine" ] || fail "the container's program has slack $output, the caller $mine"
+	runtime_ok delete -f "$CID"
+
+	set_args sleep 1000
+	runtime_bg run -b "$BUNDLE" "$CID"
+	wait_for_status "$CID" running
+	[ "$(slack_threads "$RUNTIME_BG_PID" 1000000)" -eq 1 ] || fail "the runtime has $(slack_threads "$RUNTIME_BG_PID" 1000000) threads with 1 ms slack, not 1"
+	runtime exec "$CID" cat /proc/self/timerslack_ns
+	[ "$status" -eq 0 ] && [ "$output" = "$mine" ] || fail "an exec'd process has slack $output (status $status), the caller $mine"
+	runtime_ok kill "$CID" KILL
+	wait_bg
+}
+
 @test "run -d: returns while the container runs; init is the pid in the pid file" {
 	run_detached
 	testcontainer "$CID" running
