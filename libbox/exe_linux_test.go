@@ -53,7 +53,7 @@ func TestMemfdCopyIsSealed(t *testing.T) {
 
 // A sandbox's init keeps the Go runtime's huge pages off (GODEBUG
 // disablethp=1): its memory is charged to the sandbox, whose report gives
-// the peak. Only a Config that asks (the OCI face's) lets them be.
+// the peak. Only a Config that asks (InitHugePages) lets them be.
 func TestInitHugePagesOnlyWhenAsked(t *testing.T) {
 	presets := map[string]Options{
 		"defaults":       {},

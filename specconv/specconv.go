@@ -92,9 +92,6 @@ func FromSpec(spec *specs.Spec, opts Options) (*libbox.Config, error) {
 		Domainname:   spec.Domainname,
 		NoPivotRoot:  opts.NoPivotRoot,
 		NoNewKeyring: opts.NoNewKeyring,
-		// The OCI face starts containers as fast as it can (see
-		// libbox.Config.InitHugePages for the price).
-		InitHugePages: true,
 	}
 	if c.Rootfs, err = rootfsPath(spec.Root, bundle); err != nil {
 		return nil, err

@@ -623,13 +623,14 @@ func TestNoPivotPrivatePropagation(t *testing.T) {
 	}
 }
 
-// The OCI face's inits may have huge pages (libbox.Config.InitHugePages);
-// a sandbox's never do (TestSandboxSpecRoundTrip, libbox's tests).
+// A bundle's init does not ask for huge pages (libbox.Config.InitHugePages):
+// a created container's init would hold them until start, and many
+// containers created at once would each take fresh ones.
 func TestInitHugePages(t *testing.T) {
 	fakeHost(t, unix.CAP_LAST_CAP)
 	c, _ := mustConvert(t, Example(), Options{})
-	if !c.InitHugePages {
-		t.Error("a container's Config does not ask for huge pages in init")
+	if c.InitHugePages {
+		t.Error("a container's Config asks for huge pages in init")
 	}
 }
 
