@@ -105,17 +105,17 @@ type Config struct {
 	// InitHugePages lets the container's init and exec'd processes, while
 	// they run the runtime's Go code (until they execute the program), ask
 	// for transparent huge pages for their Go heap, as the runtime's own
-	// commands do (see libbox/nsenter/thp.c; only in a binary linked with
-	// -Wl,--wrap=mmap, as `make build` links nanobox-runc). Neither face
-	// sets it. It saves page faults where a fault is dear (a VM whose
-	// faults cost 10 us) and costs the zeroing of a 2 MiB page where it is
-	// not; it charges the container's memory cgroup up to 4 MiB more until
-	// the program starts (as much as the host had free huge pages for),
-	// which the cgroup's peak memory keeps; and a created container's init
-	// holds those pages until start, so that many containers created at
-	// once take fresh huge pages from the host one after another (20
-	// concurrent creates: 164 against 145 ms, median of 8, on the 2-CPU VM
-	// this project is developed on).
+	// commands do under NANOBOX_THP=1 (see libbox/nsenter/thp.c; only in a
+	// binary linked with -Wl,--wrap=mmap, as `make build` links
+	// nanobox-runc). Neither face sets it. It saves page faults where a
+	// fault is dear (a VM whose faults cost 10 us) and costs the zeroing
+	// of a 2 MiB page where it is not; it charges the container's memory
+	// cgroup up to 4 MiB more until the program starts (as much as the
+	// host had free huge pages for), which the cgroup's peak memory keeps;
+	// and a created container's init holds those pages until start, so
+	// that many containers created at once take fresh huge pages one after
+	// another (20 concurrent creates: 164 against 145 ms, median of 8, on
+	// the 2-CPU VM this project is developed on).
 	InitHugePages bool `json:"initHugePages,omitempty"`
 
 	// CgroupsPath is the cgroup the container is placed in (OCI

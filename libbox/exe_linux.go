@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox/nsenter"
 )
 
 // sealedSelfExe returns an fd of the runtime binary for init (or an exec'd
@@ -137,6 +140,26 @@ func initGODEBUG(hugePages bool) string {
 // noHugePages is the Go runtime's own switch that undoes nsenter/thp.c's
 // huge-page advice, for the binary's processes that should not have them.
 const noHugePages = "disablethp=1"
+
+// envHugePages=1 in a process's environment makes nsenter/thp.c ask for
+// transparent huge pages for its Go heap (off without it; see there why).
+const envHugePages = "NANOBOX_THP"
+
+// initEnv is the environment of a container's init or exec'd process
+// until it executes the program: its fds (syncFd, the size of its fd
+// table) and its Go runtime's configuration.
+func initEnv(syncFd, nfds int, hugePages bool) []string {
+	env := []string{
+		nsenter.EnvInitPipe + "=" + strconv.Itoa(syncFd),
+		nsenter.EnvNFds + "=" + strconv.Itoa(nfds),
+		initGODEBUG(hugePages),
+		initGOMAXPROCS,
+	}
+	if hugePages {
+		env = append(env, envHugePages+"=1")
+	}
+	return env
+}
 
 // initGOMAXPROCS: init's work is one sequence of system calls; with one P
 // its Go runtime starts fewer threads, each a clone at its start and one

@@ -80,6 +80,23 @@ func TestInitHugePagesOnlyWhenAsked(t *testing.T) {
 		if got := slices.Contains(strings.Split(strings.TrimPrefix(env, "GODEBUG="), ","), "disablethp=1"); got != tt.disabled {
 			t.Errorf("initGODEBUG(%v) = %q: disablethp=1 present %v, want %v", tt.hugePages, env, got, tt.disabled)
 		}
+		// nsenter/thp.c asks only when NANOBOX_THP=1 is in the
+		// environment, which init's is made here, not inherited.
+		full := initEnv(3, 4, tt.hugePages)
+		if got := slices.Contains(full, "NANOBOX_THP=1"); got == tt.disabled {
+			t.Errorf("initEnv(hugePages %v) = %q: NANOBOX_THP=1 present %v", tt.hugePages, full, got)
+		}
+		if !slices.Contains(full, env) || !slices.Contains(full, initGOMAXPROCS) {
+			t.Errorf("initEnv(hugePages %v) = %q: no %q or %q", tt.hugePages, full, env, initGOMAXPROCS)
+		}
+	}
+	// The C side reads the variable by that name.
+	src, err := os.ReadFile("nsenter/thp.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), strconv.Quote(envHugePages)) {
+		t.Errorf("nsenter/thp.c does not read %s", envHugePages)
 	}
 }
 

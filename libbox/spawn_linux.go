@@ -58,7 +58,8 @@ type spawnSpec struct {
 	// born in those cgroups.
 	cgroupTasks []nsenterCgroup
 	// hugePages lets the child's Go heap have transparent huge pages
-	// (Config.InitHugePages); otherwise its GODEBUG has disablethp=1.
+	// (Config.InitHugePages: NANOBOX_THP=1 in its environment); otherwise
+	// its GODEBUG has disablethp=1.
 	hugePages bool
 }
 
@@ -123,12 +124,7 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 	// The binary is passed at a known slot so that execve of
 	// /proc/self/fd/N in the child names it, whatever fds the parent has.
 	p.exeFd = s.add(s.exe)
-	env := []string{
-		nsenter.EnvInitPipe + "=" + strconv.Itoa(syncFd),
-		nsenter.EnvNFds + "=" + strconv.Itoa(len(s.files)),
-		initGODEBUG(s.hugePages),
-		initGOMAXPROCS,
-	}
+	env := initEnv(syncFd, len(s.files), s.hugePages)
 	p.stage, err = startPinned(s.affinity, func() (*procHandle, error) {
 		exe, argv := "/proc/self/fd/"+strconv.Itoa(p.exeFd), []string{"nanobox-runc", "init"}
 		if s.cgroup != nil {

@@ -1,14 +1,21 @@
-// Transparent huge pages for the Go heap of the binary's own processes.
+// Transparent huge pages for the Go heap of the binary's own processes,
+// when asked for (NANOBOX_THP=1 in the environment).
 //
-// A command of the runtime lives a few milliseconds, and a good part of
-// them went to page faults: the Go runtime and the package initialisers
-// touch a few hundred pages of the heap's first 4 MiB chunk one by one, and
-// a first touch costs 10-16 µs in a VM. On a host whose THP mode is
-// "madvise" (Debian's and Ubuntu's default) that heap gets no huge pages,
-// because the Go runtime never asks for them; on an "always" host it has
-// them already. Asking here makes the first touch of each 2 MiB of the heap
-// the only fault there. The price is the untouched rest of each huge page
-// in the process's RSS (a few MiB).
+// A command of the runtime lives a few milliseconds; the Go runtime and
+// the package initialisers touch a few hundred pages of the heap's first
+// 4 MiB chunk one by one. On a host whose THP mode is "madvise" (Debian's
+// and Ubuntu's default) that heap gets no huge pages, because the Go
+// runtime never asks for them; on an "always" host it has them already.
+// Asking makes the first touch of each 2 MiB of the heap the only fault
+// there, which pays where a fault is dear (10-16 µs in a VM whose page
+// tables the hypervisor shadows). Where it is not it costs: zeroing a
+// 2 MiB page takes 0.1-0.7 ms, and 2.5 ms in a VM that gives free 2 MiB
+// blocks back to its host (virtio-balloon free page reporting: the page
+// is faulted in again on the host), against 200 faults of 1.6 µs in
+// that VM; a process started now and then, or twenty at once, gets cold
+// pages every time. So it is off unless NANOBOX_THP=1 is in the
+// environment; the price is the untouched rest of each huge page in the
+// process's RSS (a few MiB).
 //
 // How: in a binary built with cgo the Go runtime maps memory through cgo's
 // x_cgo_mmap, which calls mmap. Linked with -Wl,--wrap=mmap (the Makefile's
@@ -19,15 +26,17 @@
 // address). Linked without the flag, __wrap_mmap is never called.
 //
 // The Go runtime's GODEBUG=disablethp=1 undoes it: the runtime advises
-// MADV_NOHUGEPAGE right after each such mapping. The runtime sets that in
-// the environment it gives a container's init and exec'd processes (until
-// they execute the program) unless the container's Config asks for huge
-// pages (InitHugePages), since their memory is charged to the container,
-// and the network allowlist's proxy, which lives as long as its sandbox.
-// The processes it re-executes with another environment than its own (a
+// MADV_NOHUGEPAGE right after each such mapping. The runtime gives a
+// container's init and exec'd processes (until they execute the program)
+// an environment of its own, with NANOBOX_THP=1 only when the container's
+// Config asks for huge pages (InitHugePages) and disablethp=1 otherwise,
+// since their memory is charged to the container; the network allowlist's
+// proxy, which lives as long as its sandbox, has disablethp=1. The
+// processes it re-executes with another environment than its own (a
 // pooled sandbox's waiter and resume have the program's, a confined
-// command its caller's) are known here by argv[0] and never ask. When no
-// huge page is free the kernel falls back to small pages.
+// command its caller's) are known here by argv[0] and never ask, nor are
+// prefaulted (below). When no huge page is free the kernel falls back to
+// small pages.
 //
 // The same link flag prefaults the binary's image when its Go runtime
 // starts (the first mapping through __wrap_mmap, which is after the
@@ -49,6 +58,7 @@
 #include <link.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/types.h>
@@ -60,9 +70,11 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-// nb_thp is 0 in the processes that never ask (see above): no huge pages,
-// no prefaulting.
-static int nb_thp = 1;
+// nb_prefault is 0 in the processes known by argv[0] (see above): no
+// prefaulting, no huge pages. nb_thp is 1 when NANOBOX_THP=1 asks for huge
+// pages in a process that is prefaulted.
+static int nb_prefault = 1;
+static int nb_thp;
 static int nb_populated;
 
 #define NB_PAGE_DOWN(a) ((uintptr_t)(a) & ~(uintptr_t)4095)
@@ -114,11 +126,13 @@ static int nb_populate_image(struct dl_phdr_info *info, size_t size, void *data)
 __attribute__((constructor)) static void nanobox_thp_choose(int argc, char **argv)
 {
 	static const char *const argv0s[] = {"nanobox-waiter", "nanobox-resume", "libbox-confine"};
+	const char *thp = getenv("NANOBOX_THP");
 	size_t i;
 
 	for (i = 0; argc > 0 && i < sizeof(argv0s) / sizeof(argv0s[0]); i++)
 		if (strcmp(argv[0], argv0s[i]) == 0)
-			nb_thp = 0;
+			nb_prefault = 0;
+	nb_thp = nb_prefault && thp != NULL && strcmp(thp, "1") == 0;
 }
 
 // __real_mmap is libc's mmap when the binary is linked with --wrap=mmap,
@@ -131,7 +145,8 @@ void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
 {
 	void *p;
 
-	if (nb_thp && !__atomic_exchange_n(&nb_populated, 1, __ATOMIC_RELAXED))
+	if (nb_prefault && !__atomic_load_n(&nb_populated, __ATOMIC_RELAXED) &&
+	    !__atomic_exchange_n(&nb_populated, 1, __ATOMIC_RELAXED))
 		dl_iterate_phdr(nb_populate_image, NULL);
 	p = __real_mmap(addr, len, prot, flags, fd, off);
 	if (p != MAP_FAILED && nb_thp && (flags & (MAP_FIXED | MAP_ANONYMOUS)) == (MAP_FIXED | MAP_ANONYMOUS) &&

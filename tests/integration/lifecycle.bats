@@ -161,30 +161,39 @@ advised_vmas() {
 	grep -c '^VmFlags:.* hg' "/proc/$1/smaps" || true
 }
 
-@test "huge pages: the runtime's heap asks for them, a container's init does not; GODEBUG=disablethp=1 turns the runtime's off" {
+@test "huge pages: only NANOBOX_THP=1 makes the runtime's heap ask for them, never a container's init; GODEBUG=disablethp=1 undoes it" {
 	skip_if_runc
 	# MADV_HUGEPAGE marks the mapping ("hg") in every THP mode; only a
 	# kernel without THP refuses it.
 	[[ -d /sys/kernel/mm/transparent_hugepage ]] ||
 		skip "this kernel has no transparent huge pages (/sys/kernel/mm/transparent_hugepage)"
-	# A created init waits for start in Go code, holding its heap: it has
-	# no huge pages (libbox.Config.InitHugePages is off in the OCI face),
-	# because its Go runtime undoes the advice (GODEBUG=disablethp=1).
-	create_sleeping "$CID-created"
+	# A created init waits for start in Go code, holding its heap. Even
+	# under a runtime that asks, it has no huge pages: its environment is
+	# the runtime's own making (libbox.Config.InitHugePages is off in the
+	# OCI face), with GODEBUG=disablethp=1.
+	NANOBOX_THP=1 create_sleeping "$CID-created"
 	local init
 	init=$(cat "$BATS_TEST_TMPDIR/$CID-created.pid")
 	tr '\0' '\n' <"/proc/$init/environ" | grep -qx 'GODEBUG=.*disablethp=1.*' ||
 		fail "the created init's GODEBUG has no disablethp=1: $(tr '\0' ' ' <"/proc/$init/environ")"
+	! tr '\0' '\n' <"/proc/$init/environ" | grep -q '^NANOBOX_THP=' ||
+		fail "the created init inherited NANOBOX_THP"
 	[ "$(advised_vmas "$init")" -eq 0 ] || fail "the created init has huge-page-advised mappings"
 
 	set_args sleep 1000
 	runtime_bg run -b "$BUNDLE" "$CID"
 	wait_for_status "$CID" running
-	[ "$(advised_vmas "$RUNTIME_BG_PID")" -ge 1 ] || fail "the runtime's heap is not advised MADV_HUGEPAGE"
+	[ "$(advised_vmas "$RUNTIME_BG_PID")" -eq 0 ] || fail "the runtime's heap is advised MADV_HUGEPAGE without NANOBOX_THP=1"
 	runtime_ok kill "$CID" KILL
 	wait_bg
 
-	GODEBUG=disablethp=1 runtime_bg run -b "$BUNDLE" "$CID"
+	NANOBOX_THP=1 runtime_bg run -b "$BUNDLE" "$CID"
+	wait_for_status "$CID" running
+	[ "$(advised_vmas "$RUNTIME_BG_PID")" -ge 1 ] || fail "NANOBOX_THP=1: the runtime's heap is not advised MADV_HUGEPAGE"
+	runtime_ok kill "$CID" KILL
+	wait_bg
+
+	NANOBOX_THP=1 GODEBUG=disablethp=1 runtime_bg run -b "$BUNDLE" "$CID"
 	wait_for_status "$CID" running
 	[ "$(advised_vmas "$RUNTIME_BG_PID")" -eq 0 ] || fail "GODEBUG=disablethp=1 left huge-page-advised mappings"
 	runtime_ok kill "$CID" KILL
