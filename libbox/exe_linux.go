@@ -145,9 +145,15 @@ const noHugePages = "disablethp=1"
 // transparent huge pages for its Go heap (off without it; see there why).
 const envHugePages = "NANOBOX_THP"
 
+// envPrefault=1 (or 0) in a process's environment makes nsenter/thp.c
+// prefault the binary's image always (or never); without it, where a page
+// fault is dear. The runtime passes it on from its own environment.
+const envPrefault = "NANOBOX_PREFAULT"
+
 // initEnv is the environment of a container's init or exec'd process
 // until it executes the program: its fds (syncFd, the size of its fd
-// table) and its Go runtime's configuration.
+// table), its Go runtime's configuration, and the runtime's own
+// NANOBOX_PREFAULT.
 func initEnv(syncFd, nfds int, hugePages bool) []string {
 	env := []string{
 		nsenter.EnvInitPipe + "=" + strconv.Itoa(syncFd),
@@ -157,6 +163,9 @@ func initEnv(syncFd, nfds int, hugePages bool) []string {
 	}
 	if hugePages {
 		env = append(env, envHugePages+"=1")
+	}
+	if v, ok := os.LookupEnv(envPrefault); ok {
+		env = append(env, envPrefault+"="+v)
 	}
 	return env
 }

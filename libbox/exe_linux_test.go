@@ -90,13 +90,33 @@ func TestInitHugePagesOnlyWhenAsked(t *testing.T) {
 			t.Errorf("initEnv(hugePages %v) = %q: no %q or %q", tt.hugePages, full, env, initGOMAXPROCS)
 		}
 	}
-	// The C side reads the variable by that name.
+	// The C side reads the variables by those names.
 	src, err := os.ReadFile("nsenter/thp.c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(src), strconv.Quote(envHugePages)) {
-		t.Errorf("nsenter/thp.c does not read %s", envHugePages)
+	for _, name := range []string{envHugePages, envPrefault} {
+		if !strings.Contains(string(src), strconv.Quote(name)) {
+			t.Errorf("nsenter/thp.c does not read %s", name)
+		}
+	}
+}
+
+// The runtime's NANOBOX_PREFAULT reaches the container processes it
+// starts, as it is; without it they have none.
+func TestInitEnvPassesPrefault(t *testing.T) {
+	for _, v := range []string{"0", "1"} {
+		t.Setenv(envPrefault, v)
+		if env := initEnv(3, 4, false); !slices.Contains(env, envPrefault+"="+v) {
+			t.Errorf("NANOBOX_PREFAULT=%s: init's environment %q", v, env)
+		}
+	}
+	t.Setenv(envPrefault, "")
+	os.Unsetenv(envPrefault)
+	for _, kv := range initEnv(3, 4, true) {
+		if strings.HasPrefix(kv, envPrefault+"=") {
+			t.Errorf("no NANOBOX_PREFAULT in the runtime: init's environment has %q", kv)
+		}
 	}
 }
 

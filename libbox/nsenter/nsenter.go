@@ -56,7 +56,8 @@
 // The package also links in thp.c: in a binary linked with
 // -Wl,--wrap=mmap, the Go runtime's heap mappings ask for transparent huge
 // pages when NANOBOX_THP=1 is in the environment, and the binary's image
-// is prefaulted when the Go runtime starts (see there).
+// is prefaulted when the Go runtime starts where a page fault is dear
+// (see there).
 //
 // The Go side of the protocol is pure Go: BootstrapMessage, ParseReply and
 // Kind. The package must be built with cgo; without it nothing would enter

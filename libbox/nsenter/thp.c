@@ -40,20 +40,29 @@
 //
 // The same link flag prefaults the binary's image when its Go runtime
 // starts (the first mapping through __wrap_mmap, which is after the
-// nsenter stage's forks, in the process that runs Go): the read-only
-// segments (code, read-only data, the pc tables) with MADV_POPULATE_READ,
-// and the initialised data with the first 256 KiB of the zero-initialised
-// data (where the Go runtime's, the C library's and the nsenter stage's
-// own state lives) with MADV_POPULATE_WRITE. One call maps a page for
-// less than 1 µs; a fault costs 10 µs and more in a VM, and a process of
-// the runtime took one on each of 300-400 of those pages, the read-only
-// ones 16 at a time (the kernel's fault-around), the written ones one at
-// a time. The read-only pages are the file's, shared with every other
-// process that runs the binary and not charged to a container's memory
-// (the page cache holds them already); the written ones, about 0.5 MiB
-// here, are the process's. A binary whose read-only segments exceed
-// 32 MiB (a large program that embeds libbox) gets only the written part.
-// Kernels before 5.14 refuse both advices, which changes nothing.
+// nsenter stage's forks, in the process that runs Go), where a page fault
+// is dear: the read-only segments (code, read-only data, the pc tables)
+// with MADV_POPULATE_READ, and the initialised data with the first 256 KiB
+// of the zero-initialised data (where the Go runtime's, the C library's
+// and the nsenter stage's own state lives) with MADV_POPULATE_WRITE. A
+// process of the runtime takes a fault on each of 300-400 of those pages,
+// the read-only ones 16 at a time (the kernel's fault-around), the written
+// ones one at a time. In a VM whose page tables the hypervisor shadows a
+// fault costs 10 µs and more, and one call maps a page for less than 1 µs:
+// there it saved 6 ms of CPU per `run`. In a VM with hardware-assisted
+// paging (or on bare metal) a fault costs 1-2 µs, and mapping the whole
+// image (2,500 read-only pages, where the faults map 600-900) costs more
+// than the faults it saves: 0.4 to 0.9 ms per command. So the process
+// times its first write to a page of its own (two pages, the faster
+// counts) and prefaults when that took more than 5 µs; NANOBOX_PREFAULT=1
+// prefaults always, NANOBOX_PREFAULT=0 never (the runtime passes it on to
+// the container processes it starts). The read-only pages are the
+// file's, shared with every other process that runs the binary and not
+// charged to a container's memory (the page cache holds them already),
+// but counted in the process's RSS; the written ones, about 0.5 MiB here,
+// are the process's. A binary whose read-only segments exceed 32 MiB (a
+// large program that embeds libbox) gets only the written part. Kernels
+// before 5.14 refuse both advices, which changes nothing.
 #define _GNU_SOURCE
 #include <link.h>
 #include <stddef.h>
@@ -62,6 +71,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/types.h>
+#include <time.h>
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
@@ -70,17 +80,50 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-// nb_prefault is 0 in the processes known by argv[0] (see above): no
-// prefaulting, no huge pages. nb_thp is 1 when NANOBOX_THP=1 asks for huge
-// pages in a process that is prefaulted.
-static int nb_prefault = 1;
+// nb_prefault: 0 never (the processes known by argv[0], see above, and
+// NANOBOX_PREFAULT=0), 1 always (NANOBOX_PREFAULT=1), -1 where a fault is
+// dear (nb_fault_dear). nb_thp is 1 when NANOBOX_THP=1 asks for huge pages
+// in a process not known by argv[0].
+static int nb_prefault = -1;
 static int nb_thp;
 static int nb_populated;
+
+// Two pages of the zero-initialised data that nothing else touches, for
+// nb_fault_dear to time a first write to.
+static char nb_probe[2][4096] __attribute__((aligned(4096)));
+
+// NB_DEAR_FAULT_NS: above it, a fault is dear. A first write costs 1.5-2.5
+// µs in a VM with hardware-assisted paging, 10-16 µs under shadow paging;
+// an interrupt in the timed window only makes a process prefault.
+#define NB_DEAR_FAULT_NS 5000L
 
 #define NB_PAGE_DOWN(a) ((uintptr_t)(a) & ~(uintptr_t)4095)
 #define NB_PAGE_UP(a) (((uintptr_t)(a) + 4095) & ~(uintptr_t)4095)
 #define NB_MAX_POPULATE_RO (32UL << 20)
 #define NB_POPULATE_BSS (256UL << 10)
+
+// nb_fault_dear reports whether a page fault costs more than
+// NB_DEAR_FAULT_NS here: the faster of two first writes, timed.
+static int nb_fault_dear(void)
+{
+	long best = -1;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct timespec a, b;
+		long ns;
+
+		if (clock_gettime(CLOCK_MONOTONIC, &a) != 0)
+			return 1;
+		*(volatile char *)nb_probe[i] = 1;
+		if (clock_gettime(CLOCK_MONOTONIC, &b) != 0)
+			return 1;
+		ns = (b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec);
+		if (best < 0 || ns < best)
+			best = ns;
+	}
+	return best > NB_DEAR_FAULT_NS;
+}
 
 // nb_populate_image prefaults the main program's image (the first object
 // dl_iterate_phdr reports); see the top of the file.
@@ -126,13 +169,19 @@ static int nb_populate_image(struct dl_phdr_info *info, size_t size, void *data)
 __attribute__((constructor)) static void nanobox_thp_choose(int argc, char **argv)
 {
 	static const char *const argv0s[] = {"nanobox-waiter", "nanobox-resume", "libbox-confine"};
-	const char *thp = getenv("NANOBOX_THP");
+	const char *thp = getenv("NANOBOX_THP"), *prefault = getenv("NANOBOX_PREFAULT");
 	size_t i;
 
 	for (i = 0; argc > 0 && i < sizeof(argv0s) / sizeof(argv0s[0]); i++)
-		if (strcmp(argv[0], argv0s[i]) == 0)
+		if (strcmp(argv[0], argv0s[i]) == 0) {
 			nb_prefault = 0;
-	nb_thp = nb_prefault && thp != NULL && strcmp(thp, "1") == 0;
+			return;
+		}
+	nb_thp = thp != NULL && strcmp(thp, "1") == 0;
+	if (prefault != NULL && strcmp(prefault, "1") == 0)
+		nb_prefault = 1;
+	else if (prefault != NULL && strcmp(prefault, "0") == 0)
+		nb_prefault = 0;
 }
 
 // __real_mmap is libc's mmap when the binary is linked with --wrap=mmap,
@@ -145,8 +194,8 @@ void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
 {
 	void *p;
 
-	if (nb_prefault && !__atomic_load_n(&nb_populated, __ATOMIC_RELAXED) &&
-	    !__atomic_exchange_n(&nb_populated, 1, __ATOMIC_RELAXED))
+	if (nb_prefault != 0 && !__atomic_load_n(&nb_populated, __ATOMIC_RELAXED) &&
+	    !__atomic_exchange_n(&nb_populated, 1, __ATOMIC_RELAXED) && (nb_prefault == 1 || nb_fault_dear()))
 		dl_iterate_phdr(nb_populate_image, NULL);
 	p = __real_mmap(addr, len, prot, flags, fd, off);
 	if (p != MAP_FAILED && nb_thp && (flags & (MAP_FIXED | MAP_ANONYMOUS)) == (MAP_FIXED | MAP_ANONYMOUS) &&
