@@ -47,13 +47,13 @@ package main
 // 	// The first call is the Go runtime starting sysmon, before any other
 // 	// thread exists: no race on these two. A process whose slack cannot
 // 	// be read (or is 0, a real-time one) is left as it is.
+// 	cur = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 // 	if (__atomic_fetch_add(&nanobox_threads, 1, __ATOMIC_RELAXED) == 0) {
-// 		__atomic_store_n(&nanobox_slack, prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0), __ATOMIC_RELAXED);
-// 		want = __atomic_load_n(&nanobox_slack, __ATOMIC_RELAXED) > 0 ? NANOBOX_SYSMON_SLACK_NS : -1;
+// 		__atomic_store_n(&nanobox_slack, cur, __ATOMIC_RELAXED);
+// 		want = cur > 0 ? NANOBOX_SYSMON_SLACK_NS : -1;
 // 	} else {
 // 		want = __atomic_load_n(&nanobox_slack, __ATOMIC_RELAXED);
 // 	}
-// 	cur = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 // 	if (want <= 0 || cur <= 0 || cur == want)
 // 		return __real_pthread_create(t, attr, fn, arg);
 // 	prctl(PR_SET_TIMERSLACK, want, 0, 0, 0);
