@@ -54,7 +54,7 @@
 // image (2,500 read-only pages, where the faults map 600-900) costs more
 // than the faults it saves: 0.4 to 0.9 ms per command. So the process
 // times its first write to a page of its own (two pages, the faster
-// counts) and prefaults when that took more than 5 µs; NANOBOX_PREFAULT=1
+// counts; see nb_fault_dear) and prefaults when that took more than 5 µs; NANOBOX_PREFAULT=1
 // prefaults always, NANOBOX_PREFAULT=0 never (the runtime passes it on to
 // the container processes it starts). The read-only pages are the
 // file's, shared with every other process that runs the binary and not
@@ -88,10 +88,6 @@ static int nb_prefault = -1;
 static int nb_thp;
 static int nb_populated;
 
-// Two pages of the zero-initialised data that nothing else touches, for
-// nb_fault_dear to time a first write to.
-static char nb_probe[2][4096] __attribute__((aligned(4096)));
-
 // NB_DEAR_FAULT_NS: above it, a fault is dear. A first write costs 1.5-2.5
 // µs in a VM with hardware-assisted paging, 10-16 µs under shadow paging;
 // an interrupt in the timed window only makes a process prefault.
@@ -102,27 +98,39 @@ static char nb_probe[2][4096] __attribute__((aligned(4096)));
 #define NB_MAX_POPULATE_RO (32UL << 20)
 #define NB_POPULATE_BSS (256UL << 10)
 
+// __real_mmap is libc's mmap when the binary is linked with --wrap=mmap,
+// the only case in which __wrap_mmap is called; weak, so that a link
+// without the flag does not need it.
+extern void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) __attribute__((weak));
+
 // nb_fault_dear reports whether a page fault costs more than
-// NB_DEAR_FAULT_NS here: the faster of two first writes, timed.
+// NB_DEAR_FAULT_NS here: the faster of two first writes, timed, to a
+// mapping of two small pages of its own (too small for a huge page, which
+// a host in THP "always" mode would give the zero-initialised data).
 static int nb_fault_dear(void)
 {
 	long best = -1;
+	char *probe;
 	int i;
 
+	probe = __real_mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (probe == MAP_FAILED)
+		return 1;
 	for (i = 0; i < 2; i++) {
 		struct timespec a, b;
 		long ns;
 
 		if (clock_gettime(CLOCK_MONOTONIC, &a) != 0)
-			return 1;
-		*(volatile char *)nb_probe[i] = 1;
+			break;
+		*(volatile char *)(probe + i * 4096) = 1;
 		if (clock_gettime(CLOCK_MONOTONIC, &b) != 0)
-			return 1;
+			break;
 		ns = (b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec);
 		if (best < 0 || ns < best)
 			best = ns;
 	}
-	return best > NB_DEAR_FAULT_NS;
+	munmap(probe, 2 * 4096);
+	return best < 0 || best > NB_DEAR_FAULT_NS;
 }
 
 // nb_populate_image prefaults the main program's image (the first object
@@ -184,10 +192,6 @@ __attribute__((constructor)) static void nanobox_thp_choose(int argc, char **arg
 		nb_prefault = 0;
 }
 
-// __real_mmap is libc's mmap when the binary is linked with --wrap=mmap,
-// the only case in which __wrap_mmap is called; weak, so that a link
-// without the flag does not need it.
-extern void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) __attribute__((weak));
 void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 
 void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
