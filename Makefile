@@ -29,7 +29,7 @@ help:
 	@echo "make crictl                crictl $(CRICTL_VERSION) for the CRI suite, from the Go module proxy"
 	@echo "make test-cgroup2          the cgroup suites on a pure cgroup v2 kernel (QEMU VM), root and rootless"
 	@echo "make runtime-tools         the OCI runtime-tools validation suite against \$$RUNTIME (root; ~2 min)"
-	@echo "make runc-integration      runc v1.3.0's own bats suite against \$$RUNTIME (root)"
+	@echo "make runc-integration      runc v1.5.3's own bats suite against \$$RUNTIME (root)"
 	@echo "make critest               Kubernetes' CRI validation suite (critest) via containerd against \$$RUNTIME (root; ~3 min)"
 	@echo "make containerd2           cri.bats, containerd.bats and critest against containerd 2.x built from the Go module proxy (root; ~4 min)"
 	@echo "make bench                 time '$(BINARY) run' against runc, the sandbox against bwrap"
@@ -220,7 +220,7 @@ test-cgroup2:
 runtime-tools: build
 	scripts/runtime-tools.sh $(RUNTIME_TESTS)
 
-# runc's own tests/integration (v1.3.0, fetched through the Go module proxy,
+# runc's own tests/integration (v1.5.3, fetched through the Go module proxy,
 # set up once under $$XDG_CACHE_HOME) against $$RUNTIME, as root; not in CI.
 # RUNC_SUITES= names bats files to run; default all.
 .PHONY: runc-integration
