@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -40,11 +41,7 @@ and exits.`,
 		}
 		enc := json.NewEncoder(os.Stdout)
 		if c.Bool("stats") {
-			ev, err := statsEvent(ctr)
-			if err != nil {
-				return err
-			}
-			return enc.Encode(ev)
+			return writeStats(ctr, enc, new(bool))
 		}
 		return streamEvents(ctr, interval, enc)
 	},
@@ -64,16 +61,20 @@ func streamEvents(ctr *libbox.Container, interval time.Duration, enc *json.Encod
 		oomSeen = n
 		return enc.Encode(event{Type: "oom", ID: ctr.ID()})
 	}
+	warned := false
 	emitStats := func() error {
 		if ctr.Status() == libbox.Stopped {
 			return nil // the loop ends at the next poll
 		}
-		ev, err := statsEvent(ctr)
+		err := writeStats(ctr, enc, &warned)
+		var encErr *encodeError
+		if errors.As(err, &encErr) {
+			return err
+		}
 		if err != nil {
 			logrus.Warn(err)
-			return nil
 		}
-		return enc.Encode(ev)
+		return nil
 	}
 	if err := checkOOM(); err != nil {
 		return err
@@ -243,15 +244,39 @@ type hugetlb struct {
 	Failcnt uint64 `json:"failcnt"`
 }
 
-func statsEvent(ctr *libbox.Container) (*event, error) {
+// encodeError is a failure to write an event: it ends the stream.
+type encodeError struct{ err error }
+
+func (e *encodeError) Error() string { return "write event: " + e.err.Error() }
+func (e *encodeError) Unwrap() error { return e.err }
+
+// writeStats measures ctr and writes one stats event. A container without
+// a cgroup (created rootless on cgroup v1) has empty statistics, as in
+// runc, whose fs manager leaves out the hierarchies it could not join and
+// reports zeros: the event is written all the same, then a warning on
+// stderr says why (once, while *warned is false). After the event, so
+// that the event stays the first line when both streams are read together
+// (as runc's events.bats reads them).
+func writeStats(ctr *libbox.Container, enc *json.Encoder, warned *bool) error {
 	if ctr.Status() == libbox.Stopped {
-		return nil, fmt.Errorf("container %s %w", ctr.ID(), libbox.ErrNotRunning)
+		return fmt.Errorf("container %s %w", ctr.ID(), libbox.ErrNotRunning)
 	}
 	st, err := ctr.Stats()
-	if err != nil {
-		return nil, err
+	noCgroup := errors.Is(err, libbox.ErrNoCgroup)
+	if noCgroup {
+		st, err = cgroups.NewStats(), nil
 	}
-	return &event{Type: "stats", ID: ctr.ID(), Data: convertStats(st)}, nil
+	if err != nil {
+		return err
+	}
+	if err := enc.Encode(&event{Type: "stats", ID: ctr.ID(), Data: convertStats(st)}); err != nil {
+		return &encodeError{err}
+	}
+	if noCgroup && !*warned {
+		logrus.Warnf("container %s has no cgroup (an unprivileged user without a delegated cgroup v2 subtree created it): its statistics are empty", ctr.ID())
+		*warned = true
+	}
+	return nil
 }
 
 func convertStats(cg *cgroups.Stats) *stats {

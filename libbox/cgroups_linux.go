@@ -885,7 +885,7 @@ func (c *Container) needCgroup(what string) (*cgroupHandle, error) {
 	if cg := c.cgroup(); cg != nil {
 		return cg, nil
 	}
-	return nil, fmt.Errorf("container %s has no cgroup (an unprivileged user without a delegated cgroup v2 subtree created it), so it cannot be %s", c.st.ID, what)
+	return nil, fmt.Errorf("container %s %w (an unprivileged user without a delegated cgroup v2 subtree created it), so it cannot be %s", c.st.ID, ErrNoCgroup, what)
 }
 
 // Pause freezes every process of a created or running container.

@@ -16,6 +16,10 @@ var (
 	ErrPaused       = errors.New("is paused")
 	ErrNotPaused    = errors.New("is not paused")
 	ErrInvalidState = errors.New("invalid container state")
+	// ErrNoCgroup: the container was created without a cgroup (by an
+	// unprivileged user with no delegated cgroup v2 subtree), so what
+	// needs one (stats, pause, a cgroup update) cannot be done.
+	ErrNoCgroup = errors.New("has no cgroup")
 
 	// ErrProgramNotFound and ErrProgramNotExecutable classify the error of
 	// a create, exec or sandbox run whose program could not be started
