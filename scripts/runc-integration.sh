@@ -208,7 +208,31 @@ OUT=${OUT:-$(mktemp /tmp/runc-integration.XXXXXX.tap)}
 # veth (its peer named NAMEp, left on the host) stands in for the dummy
 # device, through an `ip` first in PATH; a missing udevadm is a no-op.
 shims=$(mktemp -d /tmp/runc-integration-shims.XXXXXX)
-trap 'rm -rf "$shims"' EXIT
+tree='' aux_dir=''
+# On a cgroup v1 or hybrid host, /proc/cgroups lists controllers that no v1
+# hierarchy mounts (here net_cls, net_prio, perf_event, and hugetlb, which
+# is in the unified hierarchy). runc's helpers `mkdir -p` a parent cgroup
+# under /sys/fs/cgroup/NAME for each, which as root makes plain directories
+# in the tmpfs there: they are removed after the run. The rootless runs
+# with cgroups get the same directories, the user's to write.
+unmounted=()
+if [[ $(stat -f -c %T /sys/fs/cgroup) == tmpfs ]]; then
+	for cg in $(awk '!/^#/ && $4 == 1 {print $1}' /proc/cgroups); do
+		[[ -e /sys/fs/cgroup/$cg ]] || unmounted+=("$cg")
+	done
+fi
+cleanup() {
+	local cg
+	if declare -F cgroups_off >/dev/null; then cgroups_off; fi
+	for cg in "${unmounted[@]}"; do
+		# Plain directories only, never a hierarchy mounted meanwhile.
+		if [[ -d /sys/fs/cgroup/$cg ]] && ! mountpoint -q "/sys/fs/cgroup/$cg"; then
+			find "/sys/fs/cgroup/$cg" -xdev -depth -type d -empty -delete 2>/dev/null || true
+		fi
+	done
+	rm -rf "$shims" ${tree:+"$tree"} ${aux_dir:+"$aux_dir"}
+}
+trap cleanup EXIT
 chmod 0755 "$shims"
 if ! ip link add nbx-probe0 type dummy 2>/dev/null; then
 	real_ip=$(command -v ip)
@@ -327,6 +351,12 @@ else
 				if [[ $cg == cpu && -e $d/$f ]]; then chown rootless:rootless "$d/$f"; fi
 			done
 		done
+		for cg in "${unmounted[@]}"; do
+			d=/sys/fs/cgroup/$cg$cg_path
+			mkdir -p "$d"
+			chown root:rootless "$d"
+			chmod g+rwx "$d"
+		done
 		if [[ -e /sys/fs/cgroup/cgroup.controllers ]]; then
 			for f in $(cat /sys/fs/cgroup/cgroup.controllers); do echo "+$f" >/sys/fs/cgroup/cgroup.subtree_control || true; done
 			d=/sys/fs/cgroup$cg_path
@@ -346,7 +376,6 @@ else
 			chmod 644 /sys/fs/cgroup/cgroup.procs
 		fi
 	}
-	trap 'cgroups_off; rm -rf "$tree" "$aux_dir" "$shims"' EXIT
 	outs=()
 	IFS=: read -r -a sets <<<"${ROOTLESS_FEATURES-:idmap:cgroup:idmap+cgroup}"
 	[[ ${#sets[@]} -gt 0 ]] || sets=("")
