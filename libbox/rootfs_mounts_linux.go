@@ -540,11 +540,96 @@ func (r *rootfsMounter) mountCgroup(m *Mount, dest string) error {
 	cm := *m
 	cm.Type = "cgroup2"
 	err := r.mountFS(&cm, dest, "cgroup2")
+	if errors.Is(err, unix.EBUSY) {
+		// mount(2) refuses the same filesystem on the same mount point:
+		// under a /sys bound from the host (`spec --rootless`), dest is
+		// the host's cgroup2 mount already, and a cgroup2 mount made in
+		// the container's cgroup namespace has the same superblock.
+		// move_mount of a detached fsmount has no such rule, and gives
+		// the namespace's view (runc binds the container's own cgroup
+		// directory there instead). Without a cgroup namespace of the
+		// user namespace's, fsopen fails with EPERM: the bind below.
+		logrus.Debugf("mount cgroup2 to %s: %v: mounting it with fsmount instead", dest, err)
+		err = r.moveNewCgroup2(&cm, dest)
+	}
 	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EBUSY) {
 		logrus.Debugf("mount cgroup2 to %s: %v: binding the host's /sys/fs/cgroup instead", dest, err)
 		err = r.bindFallback(m, dest, "/sys/fs/cgroup")
 	}
 	return err
+}
+
+// moveNewCgroup2 mounts a new cgroup2 filesystem (fsopen, fsmount) with
+// m's attributes and moves it onto dest.
+func (r *rootfsMounter) moveNewCgroup2(m *Mount, dest string) error {
+	fail := func(err error) error {
+		return &mountError{op: "mount", source: "cgroup2", target: dest, err: err}
+	}
+	dst, err := r.reopen(dest)
+	if err != nil {
+		return fail(err)
+	}
+	defer dst.Close()
+	fsfd, err := unix.Fsopen("cgroup2", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return fail(fmt.Errorf("fsopen: %w", err))
+	}
+	defer unix.Close(fsfd)
+	_ = unix.FsconfigSetString(fsfd, "source", "cgroup2") // cosmetic, as mount(2)'s
+	for _, opt := range strings.Split(m.Data, ",") {
+		if opt == "" {
+			continue
+		}
+		if k, v, ok := strings.Cut(opt, "="); ok {
+			err = unix.FsconfigSetString(fsfd, k, v)
+		} else {
+			err = unix.FsconfigSetFlag(fsfd, opt)
+		}
+		if err != nil {
+			return fail(fmt.Errorf("fsconfig %s: %w", opt, err))
+		}
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return fail(fmt.Errorf("fsconfig create: %w", err))
+	}
+	mfd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, mountAttrs(m.attrFlags()))
+	if err != nil {
+		return fail(fmt.Errorf("fsmount: %w", err))
+	}
+	tree := os.NewFile(uintptr(mfd), "cgroup2")
+	defer tree.Close()
+	if err := moveMount(tree, dst); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// mountAttrs are the MOUNT_ATTR_* of the MS_* attribute flags (see
+// Mount.attrFlags), for fsmount and mount_setattr.
+func mountAttrs(flags uintptr) int {
+	var a int
+	for _, f := range []struct {
+		ms   uintptr
+		attr int
+	}{
+		{unix.MS_RDONLY, unix.MOUNT_ATTR_RDONLY},
+		{unix.MS_NOSUID, unix.MOUNT_ATTR_NOSUID},
+		{unix.MS_NODEV, unix.MOUNT_ATTR_NODEV},
+		{unix.MS_NOEXEC, unix.MOUNT_ATTR_NOEXEC},
+		{unix.MS_NODIRATIME, unix.MOUNT_ATTR_NODIRATIME},
+		{unix.MS_NOSYMFOLLOW, unix.MOUNT_ATTR_NOSYMFOLLOW},
+	} {
+		if flags&f.ms != 0 {
+			a |= f.attr
+		}
+	}
+	switch {
+	case flags&unix.MS_NOATIME != 0:
+		a |= unix.MOUNT_ATTR_NOATIME
+	case flags&unix.MS_STRICTATIME != 0:
+		a |= unix.MOUNT_ATTR_STRICTATIME
+	}
+	return a
 }
 
 // mountCgroupV1 builds /sys/fs/cgroup for a v1 or hybrid host much as runc

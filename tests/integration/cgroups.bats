@@ -291,6 +291,22 @@ teardown() {
 	[ ! -e /sys/fs/cgroup/nbx-undelegated ] && [ ! -e /sys/fs/cgroup/memory/nbx-undelegated ]
 }
 
+@test "cgroups: with a cgroup namespace /sys/fs/cgroup shows the own cgroup, read-only (rootless: over the /sys bound from the host)" {
+	cgroup_v2 || skip "cgroup v2 hosts (the VM: make test-cgroup2); v1 and hybrid ones bind the container's own directories"
+	requires_cgroup
+	# runc's "cgroupv2 mount inside container". Rootless, /sys is the
+	# host's (rbind), so /sys/fs/cgroup already is the host's cgroup2 mount,
+	# and mount(2) of the namespace's cgroup2 there fails with EBUSY (same
+	# superblock): it used to fall back to a bind of the whole hierarchy.
+	update_config 'if any(.linux.namespaces[]; .type == "cgroup") then . else .linux.namespaces += [{type: "cgroup"}] end'
+	run_sh 'cat /proc/self/cgroup; find /sys/fs/cgroup -type d | wc -l; test -e /sys/fs/cgroup/cgroup.procs && echo procs; mkdir /sys/fs/cgroup/nbx 2>&1 || echo refused'
+	[ "$status" -eq 0 ] || fail "exited $status: $output"
+	[ "${lines[0]}" = "0::/" ] || fail "not in a cgroup namespace: $output"
+	[ "${lines[1]}" = 1 ] || fail "the container sees other cgroups than its own: $output"
+	[ "${lines[2]}" = procs ] || fail "no cgroup files: $output"
+	[[ $output == *"Read-only file system"*refused* ]] || fail "/sys/fs/cgroup is writable: $output"
+}
+
 @test "cgroups: rootless with no cgroup and no pid namespace of its own: runc's warning" {
 	requires rootless
 	is_runc && skip "runc 1.1 predates this warning (runc 1.2 added it)"
