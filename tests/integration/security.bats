@@ -605,9 +605,15 @@ evil_script() {
 	# And `run` in the foreground.
 	set_args sleep 1000
 	runtime_bg run -b "$BUNDLE" "$CID-fg"
-	retry 50 0.1 eval '[ -n "$(pgrep -P $RUNTIME_BG_PID)" ]'
+	# Until the container runs, not just until init is forked: a `run`
+	# still creating it when teardown SIGKILLs it leaves its cgroups.
+	retry 100 0.1 eval '[ "$(__runtime state "$CID-fg" 2>/dev/null | jq -r .status)" = running ]'
 	runtime exec "$CID" sysprobe ptrace "$RUNTIME_BG_PID"
 	[ "$output" = "ptrace: EPERM" ]
+	runtime_ok kill "$CID-fg" KILL
+	wait_bg
+	[ ! -e "$ROOT/$CID-fg" ] || fail "state of $CID-fg left"
+	[ -z "$(find /sys/fs/cgroup -maxdepth 2 -name "$CID-fg")" ] || fail "cgroups left: $(find /sys/fs/cgroup -maxdepth 2 -name "$CID-fg")"
 }
 
 @test "security: init and exec'd processes lead sessions of their own, away from the caller's terminal" {
