@@ -27,9 +27,15 @@
 #      load
 #   8. what a process start costs before main(): a static C program, Go
 #      without and with cgo, and the binary's --version, side by side
+#   9. the critical path of a run: when each phase of each process (the
+#      runtime, the nsenter stage, init, the program) begins, from the
+#      runtime's execve, on one clock (uprobes on function entries and the
+#      scheduler's exec, fork and exit events; a probe costs a few
+#      microseconds, nothing is added to the binary), the median over
+#      PROFILE_RUNS runs, with the step from the phase before
 #
 # Environment: PROFILE_BIN (default ./nanobox-runc), PROFILE_RUNS (30),
-# PROFILE_SECTIONS (default "1 2 3 4 5 6 7 8"). Root only: it creates
+# PROFILE_SECTIONS (default "1 2 3 4 5 6 7 8 9"). Root only: it creates
 # containers, and perf and strace need it. Everything it makes lives in
 # one temporary directory, removed on exit.
 set -euo pipefail
@@ -37,7 +43,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 read -r -a bins <<<"${PROFILE_BIN:-$repo/nanobox-runc}"
 RUNS=${PROFILE_RUNS:-30}
-SECTIONS=" ${PROFILE_SECTIONS:-1 2 3 4 5 6 7 8} "
+SECTIONS=" ${PROFILE_SECTIONS:-1 2 3 4 5 6 7 8 9} "
 
 die() {
 	echo "profile: $*" >&2
@@ -51,8 +57,10 @@ want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 have() { command -v "$1" >/dev/null; }
 
 work=$(mktemp -d /tmp/nanobox-profile.XXXXXX)
+probes=
 cleanup() {
 	local b r
+	[[ -z "$probes" ]] || perf probe -q -d "$probes:*" >/dev/null 2>&1 || true
 	for r in "$work"/root-*; do
 		[[ -d "$r" ]] || continue
 		for b in "${bins[@]}"; do
@@ -373,4 +381,118 @@ if want 8 && have perf && have gcc; then
 		done
 	done
 	perf_table program "$work/fl-" "${forder[@]}"
+fi
+
+# 9. The phases of one run on one clock. Each phase is the entry of a
+# function (a uprobe: perf probe at the function's file offset, computed
+# from the symbol table, so the Go names need no escaping) or a scheduler
+# event, and each run is cut at the runtime's execve. A phase's time is
+# when it begins; the step is the time since the phase before it (in the
+# order of the medians), so a big step names what precedes it: "init:
+# main.main" after "stage: forks init" is init's Go runtime start and
+# package initialisation, which waits for nothing else.
+if want 9 && have perf && have readelf && have nm; then
+	echo
+	echo "== 9. the critical path of a run: when each phase begins, ms from the runtime's execve (median of $RUNS runs)"
+	lb=github.com/nanobox-sandbox/nanobox-runc/libbox
+	# label symbol; the label says which process is expected to hit it
+	# (main.main is hit by the runtime and by init: told apart by pid).
+	phases=(
+		"main main.main"
+		"create $lb.(*Runtime).Create"
+		"cgroup $lb.cgroupBeforeInit"
+		"spawn $lb.(*spawnSpec).start"
+		"sendconfig $lb.(*syncSocket).sendConfig"
+		"initcontainer $lb.initContainer"
+		"rootfs $lb.prepareRootfs"
+		"pivot $lb.pivotRootfs"
+		"finalize $lb.finalizeRootfs"
+		"process $lb.prepareProcess"
+		"waitstart $lb.waitForStart"
+		"start $lb.(*Container).startWith"
+		"delete $lb.(*Container).deleteWith"
+	)
+	for n in "${names[@]}"; do
+		bin=$work/$n
+		probes=nbxprof_$n
+		# The executable segment: file offset = address - its address +
+		# its offset.
+		read -r seg_off seg_addr < <(readelf -lW "$bin" | awk '$1 == "LOAD" && / R E / {print $2, $3; exit}')
+		declare -A addr=()
+		while read -r a _ sym; do addr[$sym]=$a; done < <(nm "$bin" 2>/dev/null | awk '$2 ~ /^[tT]$/')
+		ok=1
+		for ph in "${phases[@]}"; do
+			label=${ph%% *} sym=${ph#* }
+			if [[ -z "${addr[$sym]:-}" ]]; then
+				echo "$n: no symbol $sym (a stripped binary?): section 9 skipped"
+				ok=0
+				break
+			fi
+			off=$(printf '0x%x' $((0x${addr[$sym]} - seg_addr + seg_off)))
+			if ! perf probe -q -x "$bin" -a "$probes:$label=$off" >/dev/null 2>&1; then
+				echo "$n: perf probe cannot place a uprobe here (no uprobe support, or no tracefs): section 9 skipped"
+				ok=0
+				break
+			fi
+		done
+		unset addr
+		if [[ $ok == 1 ]]; then
+			perf record -q -o "$work/tl-$n.data" -e "$probes:*" -e sched:sched_process_exec \
+				-e sched:sched_process_fork -e sched:sched_process_exit -- \
+				bash -c 'for ((i = 0; i < $1; i++)); do "$2" --root "$3" run -b "$4" prof; done' sh \
+				"$RUNS" "$bin" "$work/root-$n" "$work/bundle" >/dev/null 2>&1 || true
+			perf script -i "$work/tl-$n.data" -F comm,pid,tid,time,event,trace 2>/dev/null |
+				awk -v rt="$n" -v grp="$probes" '
+				function mark(label) {
+					if (run && !(label in seen)) {
+						seen[label] = 1
+						printf "%d\t%.3f\t%s\n", run, (t - t0) * 1000, label
+					}
+				}
+				{
+					comm = $1; split($2, pt, "/"); pid = pt[1]; tid = pt[2]
+					t = $3; sub(/:$/, "", t); ev = $4; sub(/:$/, "", ev)
+				}
+				ev == "sched:sched_process_exec" && comm == rt {
+					run++; delete seen; t0 = t; rpid = pid; stage = ""; ipid = ""
+					mark("runtime: execve"); next
+				}
+				!run { next }
+				ev == "sched:sched_process_exec" && pid != rpid && stage == "" { stage = pid; mark("stage: execve (the nsenter constructor runs)"); next }
+				ev == "sched:sched_process_fork" && pid == stage && stage != "" {
+					for (i = 5; i <= NF; i++) if ($i ~ /^child_pid=/) { ipid = $i; sub(/^child_pid=/, "", ipid) }
+					mark("stage: forks init"); next
+				}
+				ev == "sched:sched_process_exit" && tid == stage && stage != "" { mark("stage: exits"); next }
+				ev == "sched:sched_process_exec" && pid == ipid && ipid != "" { mark("program: execve"); next }
+				ev == "sched:sched_process_exit" && tid == ipid && ipid != "" { mark("program: exits"); next }
+				ev == "sched:sched_process_exit" && tid == rpid { mark("runtime: exits"); next }
+				index(ev, grp ":") == 1 {
+					label = substr(ev, length(grp) + 2)
+					who = pid == rpid ? "runtime" : pid == ipid ? "init" : ""
+					if (who == "") next
+					if (label == "main") mark(who ": main.main (Go runtime and package init done)")
+					else if (label == "create") mark(who ": Runtime.Create")
+					else if (label == "cgroup") mark(who ": cgroupBeforeInit (the container cgroup)")
+					else if (label == "spawn") mark(who ": spawnSpec.start (clone3 of the stage)")
+					else if (label == "sendconfig") mark(who ": sendConfig (init is in its cgroup)")
+					else if (label == "initcontainer") mark(who ": initContainer (config received)")
+					else if (label == "rootfs") mark(who ": prepareRootfs (mounts)")
+					else if (label == "pivot") mark(who ": pivotRootfs")
+					else if (label == "finalize") mark(who ": finalizeRootfs")
+					else if (label == "process") mark(who ": prepareProcess")
+					else if (label == "waitstart") mark(who ": waitForStart (ready sent)")
+					else if (label == "start") mark(who ": Container.startWith")
+					else if (label == "delete") mark(who ": Container.deleteWith")
+				}' >"$work/tl-$n.tsv"
+			runs=$(cut -f1 "$work/tl-$n.tsv" | sort -u | wc -l)
+			echo "-- $n ($runs runs recorded)"
+			printf '  %8s %8s  %s\n' "at(ms)" "step" phase
+			cut -f3 "$work/tl-$n.tsv" | sort -u | while read -r label; do
+				printf '%s\t%s\n' "$(awk -F'\t' -v l="$label" '$3 == l {print $2}' "$work/tl-$n.tsv" | median)" "$label"
+			done | sort -n | awk -F'\t' '{printf "  %8.2f %8.2f  %s\n", $1, $1 - prev, $2; prev = $1}'
+		fi
+		perf probe -q -d "$probes:*" >/dev/null 2>&1 || true
+		probes=
+	done
 fi
