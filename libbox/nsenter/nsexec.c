@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include "nb_args.h"
 
 #ifndef CLONE_NEWCGROUP
 #define CLONE_NEWCGROUP 0x02000000
@@ -489,7 +490,7 @@ static void nb_close_from(int first)
 		close(i);
 }
 
-__attribute__((constructor)) static void nanobox_nsenter(int argc, char **argv)
+static void nanobox_nsenter(int argc, char **argv)
 {
 	const char *env = getenv(NANOBOX_ENV_INITPIPE);
 	char *paths[NB_NKINDS] = {0};
@@ -621,3 +622,5 @@ __attribute__((constructor)) static void nanobox_nsenter(int argc, char **argv)
 		_exit(1);
 	_exit(0);
 }
+
+NB_CONSTRUCTOR(nanobox_nsenter)

@@ -72,6 +72,7 @@
 #include <sys/mman.h>
 #include <sys/types.h>
 #include <time.h>
+#include "nb_args.h"
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
@@ -174,7 +175,7 @@ static int nb_populate_image(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
-__attribute__((constructor)) static void nanobox_thp_choose(int argc, char **argv)
+static void nanobox_thp_choose(int argc, char **argv)
 {
 	static const char *const argv0s[] = {"nanobox-waiter", "nanobox-resume", "libbox-confine"};
 	const char *thp = getenv("NANOBOX_THP"), *prefault = getenv("NANOBOX_PREFAULT");
@@ -191,6 +192,8 @@ __attribute__((constructor)) static void nanobox_thp_choose(int argc, char **arg
 	else if (prefault != NULL && strcmp(prefault, "0") == 0)
 		nb_prefault = 0;
 }
+
+NB_CONSTRUCTOR(nanobox_thp_choose)
 
 void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 

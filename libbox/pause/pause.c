@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "nb_args.h"
 
 static void nb_reap(void)
 {
@@ -15,7 +16,7 @@ static void nb_reap(void)
 		;
 }
 
-__attribute__((constructor)) static void nanobox_pause(int argc, char **argv)
+static void nanobox_pause(int argc, char **argv)
 {
 	const char *v = getenv("_NANOBOX_PAUSE");
 	sigset_t all;
@@ -49,3 +50,5 @@ __attribute__((constructor)) static void nanobox_pause(int argc, char **argv)
 			_exit(0);
 	}
 }
+
+NB_CONSTRUCTOR(nanobox_pause)

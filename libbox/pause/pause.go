@@ -12,6 +12,9 @@
 // wait4, prctl, exit_group) that every seccomp profile of libbox allows.
 package pause
 
+// The constructors take argc and argv with any C library (nb_args.h).
+
+// #cgo CFLAGS: -I${SRCDIR}/../nsenter
 import "C"
 
 // The package also links in the waiter of a pooled sandbox (waiter.c,

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "nb_args.h"
 
 // Keep in sync with deferred_linux.go.
 #define NB_WAITER_ARGV0 "nanobox-waiter"
@@ -159,7 +160,7 @@ static ssize_t nb_unhex(const char *s, char *out, size_t cap)
 
 // argv: NB_WAITER_ARGV0 fifo-fd memfd exe-fd sync-fd cwd ready-message
 // (the message in hex)
-__attribute__((constructor)) static void nanobox_waiter(int argc, char **argv)
+static void nanobox_waiter(int argc, char **argv)
 {
 	int fifo, memfd, exefd, sock, i;
 	char hdr[5], ready[256], *buf, *p, *end, *strs, *path, **args, *pathenv = NULL;
@@ -290,3 +291,5 @@ __attribute__((constructor)) static void nanobox_waiter(int argc, char **argv)
 	execve(path, args, environ);
 	nb_resume(argv, memfd, buf, total);
 }
+
+NB_CONSTRUCTOR(nanobox_waiter)
