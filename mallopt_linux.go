@@ -17,6 +17,8 @@ package main
 //
 // __attribute__((constructor)) static void nanobox_one_arena(void)
 // {
+// #ifdef M_ARENA_MAX
 // 	mallopt(M_ARENA_MAX, 1);
+// #endif
 // }
 import "C"

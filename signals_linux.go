@@ -12,6 +12,7 @@ package main
 // #include <errno.h>
 // #include <signal.h>
 // #include <string.h>
+// #include <sys/syscall.h>
 // #include <unistd.h>
 //
 // static int nanobox_sig_fd = -1;
@@ -38,6 +39,40 @@ package main
 // 		if (sigaction(sigs[i], &sa, NULL) != 0)
 // 			return errno;
 // 	return 0;
+// }
+//
+// static int nanobox_sigrtmin(void)
+// {
+// 	return SIGRTMIN;
+// }
+//
+// // The kernel's struct sigaction (x86-64, arm64).
+// struct nanobox_ksigaction {
+// 	void (*handler)(int);
+// 	unsigned long flags;
+// 	void (*restorer)(void);
+// 	unsigned long mask;
+// };
+//
+// // nanobox_catch_reserved installs the handler for sig, a real-time signal
+// // the C library keeps for itself and refuses a handler for (musl's 34),
+// // with the system call: the same handler, flags, mask and restorer as
+// // ref's, installed before through sigaction (the kernel needs the C
+// // library's restorer to return from the handler).
+// static int nanobox_catch_reserved(int sig, int ref)
+// {
+// #if defined(__x86_64__) || defined(__aarch64__)
+// 	struct nanobox_ksigaction ka;
+// 	if (syscall(SYS_rt_sigaction, ref, NULL, &ka, sizeof ka.mask) != 0)
+// 		return errno;
+// 	if (ka.handler != nanobox_sig_handler)
+// 		return EINVAL;
+// 	if (syscall(SYS_rt_sigaction, sig, &ka, NULL, sizeof ka.mask) != 0)
+// 		return errno;
+// 	return 0;
+// #else
+// 	return EINVAL;
+// #endif
 // }
 import "C"
 
@@ -74,19 +109,39 @@ func catchSignalsToPipe(out chan<- os.Signal, sigs []unix.Signal) error {
 	// Routed first: should a sigaction fail, the handlers installed
 	// before it still deliver to out, and the caller's signal.Notify
 	// (which never reinstalls the Go runtime's handler over ours) takes
-	// the rest.
-	nums := make([]C.int, len(sigs))
-	for i, s := range sigs {
+	// the rest. The real-time signals the C library keeps for itself
+	// refuse a handler through sigaction (glibc's 32 and 33 are not
+	// forwarded at all; musl also keeps 34, which glibc gives programs):
+	// those get the same handler with the system call.
+	nums := make([]C.int, 0, len(sigs))
+	var reserved []unix.Signal
+	for _, s := range sigs {
 		sigPipe.routes[s] = out
-		nums[i] = C.int(s)
+		if s >= 32 && s < libcSigRTMin {
+			reserved = append(reserved, s)
+		} else {
+			nums = append(nums, C.int(s))
+		}
 	}
 	if len(nums) > 0 {
 		if e := C.nanobox_catch_signals(C.int(sigPipe.w), &nums[0], C.int(len(nums))); e != 0 {
 			return fmt.Errorf("sigaction: %w", unix.Errno(e))
 		}
 	}
+	for _, s := range reserved {
+		if len(nums) == 0 {
+			return fmt.Errorf("signal %d: no handler to copy", s)
+		}
+		if e := C.nanobox_catch_reserved(C.int(s), nums[0]); e != 0 {
+			return fmt.Errorf("rt_sigaction %d: %w", s, unix.Errno(e))
+		}
+	}
 	return nil
 }
+
+// libcSigRTMin is the first real-time signal the C library leaves to
+// programs (SIGRTMIN): 34 with glibc, 35 with musl.
+var libcSigRTMin = unix.Signal(C.nanobox_sigrtmin())
 
 func readSignalPipe(r *os.File) {
 	buf := make([]byte, 64)

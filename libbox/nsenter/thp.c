@@ -162,10 +162,14 @@ static int nb_populate_image(struct dl_phdr_info *info, size_t size, void *data)
 				madvise((void *)NB_PAGE_DOWN(start), NB_PAGE_UP(end) - NB_PAGE_DOWN(start), MADV_POPULATE_READ);
 			continue;
 		}
-		// The part that relocation made read-only again refuses a write.
+		// The part that relocation made read-only again refuses a write,
+		// and is asked apart: glibc's static start protects it, musl's
+		// leaves it writable (there the kernel refuses at once).
 		start = NB_PAGE_DOWN(start);
-		if (relro_end > start && relro_end < end)
+		if (relro_end > start && relro_end < end) {
+			madvise((void *)start, relro_end - start, MADV_POPULATE_WRITE);
 			start = relro_end;
+		}
 		if (ph->p_filesz + NB_POPULATE_BSS < ph->p_memsz)
 			end = info->dlpi_addr + ph->p_vaddr + ph->p_filesz + NB_POPULATE_BSS;
 		end = NB_PAGE_UP(end);
