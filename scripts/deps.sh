@@ -22,6 +22,9 @@ command -v pkg-config >/dev/null || missing+=(pkg-config)
 # The static link needs libc.a and libseccomp.a.
 [[ -e /usr/lib/x86_64-linux-gnu/libc.a || -e /usr/lib/$(gcc -dumpmachine 2>/dev/null)/libc.a ]] || missing+=(libc6-dev)
 pkg-config --exists libseccomp 2>/dev/null || missing+=(libseccomp-dev)
+# musl-gcc: the binary starts faster linked with musl (see the Makefile's
+# LIBC); without it make build links glibc.
+command -v musl-gcc >/dev/null || missing+=(musl-tools)
 [[ ${#missing[@]} -gt 0 ]] || exit 0
 if [[ $(id -u) -ne 0 ]]; then
 	echo "deps: missing ${missing[*]}: sudo apt-get install -y ${missing[*]}" >&2

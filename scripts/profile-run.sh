@@ -25,8 +25,9 @@
 #   7. why the processes sleep: voluntary context switches by cause
 #      (sched_switch), the handoffs between threads that cost most under
 #      load
-#   8. what a process start costs before main(): a static C program, Go
-#      without and with cgo, and the binary's --version, side by side
+#   8. what a process start costs before main(): a static C program (glibc,
+#      and musl where musl-gcc is installed), Go without and with cgo, and
+#      the binary's --version, side by side
 #   9. the critical path of a run: when each phase of each process (the
 #      runtime, the nsenter stage, init, the program) begins, from the
 #      runtime's execve, on one clock (uprobes on function entries and the
@@ -367,6 +368,10 @@ if want 8 && have perf && have gcc; then
 	fadd() { floor[$1]=$2; forder+=("$1"); }
 	gcc -O2 -static -o "$work/floor-c/c-static" "$work/floor-c/c.c" 2>/dev/null &&
 		fadd "C, static glibc" "$work/floor-c/c-static"
+	# What the binary is linked with when musl-gcc is there (the
+	# Makefile's LIBC).
+	! have musl-gcc || ! musl-gcc -O2 -static -o "$work/floor-c/c-musl" "$work/floor-c/c.c" 2>/dev/null ||
+		fadd "C, static musl" "$work/floor-c/c-musl"
 	if (cd "$work/floor" && CGO_ENABLED=0 GOFLAGS= "$GO" build -o go-nocgo . 2>/dev/null); then
 		fadd "Go, no cgo" "$work/floor/go-nocgo"
 	fi
