@@ -400,23 +400,24 @@ if want 9 && have perf && have readelf && have nm; then
 	echo
 	echo "== 9. the critical path of a run: when each phase begins, ms from the runtime's execve (median of $RUNS runs)"
 	lb=github.com/nanobox-sandbox/nanobox-runc/libbox
-	# label symbol; the label says which process is expected to hit it
-	# (main.main is hit by the runtime and by init: told apart by pid).
+	# label|symbol|what the phase is called in the table (main.main is
+	# hit by the runtime and by init: told apart by pid).
 	phases=(
-		"main main.main"
-		"create $lb.(*Runtime).Create"
-		"cgroup $lb.cgroupBeforeInit"
-		"spawn $lb.(*spawnSpec).start"
-		"sendconfig $lb.(*syncSocket).sendConfig"
-		"initcontainer $lb.initContainer"
-		"rootfs $lb.prepareRootfs"
-		"pivot $lb.pivotRootfs"
-		"finalize $lb.finalizeRootfs"
-		"process $lb.prepareProcess"
-		"waitstart $lb.waitForStart"
-		"start $lb.(*Container).startWith"
-		"delete $lb.(*Container).deleteWith"
+		"main|main.main|main.main (Go runtime and package init done)"
+		"create|$lb.(*Runtime).Create|Runtime.Create"
+		"cgroup|$lb.cgroupBeforeInit|cgroupBeforeInit (the container cgroup)"
+		"spawn|$lb.(*spawnSpec).start|spawnSpec.start (clone3 of the stage)"
+		"sendconfig|$lb.(*syncSocket).sendConfig|sendConfig (init is in its cgroup)"
+		"initcontainer|$lb.initContainer|initContainer (config received)"
+		"rootfs|$lb.prepareRootfs|prepareRootfs (mounts)"
+		"pivot|$lb.pivotRootfs|pivotRootfs"
+		"finalize|$lb.finalizeRootfs|finalizeRootfs"
+		"process|$lb.prepareProcess|prepareProcess"
+		"waitstart|$lb.waitForStart|waitForStart (ready sent)"
+		"start|$lb.(*Container).startWith|Container.startWith"
+		"delete|$lb.(*Container).deleteWith|Container.deleteWith"
 	)
+	names_of=$(printf '%s\n' "${phases[@]}" | awk -F'|' '{printf "%s%s=%s", (NR > 1 ? "|" : ""), $1, $3}')
 	for n in "${names[@]}"; do
 		bin=$work/$n
 		probes=nbxprof_$n
@@ -427,7 +428,7 @@ if want 9 && have perf && have readelf && have nm; then
 		while read -r a _ sym; do addr[$sym]=$a; done < <(nm "$bin" 2>/dev/null | awk '$2 ~ /^[tT]$/')
 		ok=1
 		for ph in "${phases[@]}"; do
-			label=${ph%% *} sym=${ph#* }
+			IFS='|' read -r label sym _ <<<"$ph"
 			if [[ -z "${addr[$sym]:-}" ]]; then
 				echo "$n: no symbol $sym (a stripped binary?): section 9 skipped"
 				ok=0
@@ -447,7 +448,14 @@ if want 9 && have perf && have readelf && have nm; then
 				bash -c 'for ((i = 0; i < $1; i++)); do "$2" --root "$3" run -b "$4" prof; done' sh \
 				"$RUNS" "$bin" "$work/root-$n" "$work/bundle" >/dev/null 2>&1 || true
 			perf script -i "$work/tl-$n.data" -F comm,pid,tid,time,event,trace 2>/dev/null |
-				awk -v rt="$n" -v grp="$probes" '
+				awk -v rt="$n" -v grp="$probes" -v names_of="$names_of" '
+				BEGIN {
+					n = split(names_of, pairs, "|")
+					for (i = 1; i <= n; i++) {
+						eq = index(pairs[i], "=")
+						phase[substr(pairs[i], 1, eq - 1)] = substr(pairs[i], eq + 1)
+					}
+				}
 				function mark(label) {
 					if (run && !(label in seen)) {
 						seen[label] = 1
@@ -476,19 +484,7 @@ if want 9 && have perf && have readelf && have nm; then
 					label = substr(ev, length(grp) + 2)
 					who = pid == rpid ? "runtime" : pid == ipid ? "init" : ""
 					if (who == "") next
-					if (label == "main") mark(who ": main.main (Go runtime and package init done)")
-					else if (label == "create") mark(who ": Runtime.Create")
-					else if (label == "cgroup") mark(who ": cgroupBeforeInit (the container cgroup)")
-					else if (label == "spawn") mark(who ": spawnSpec.start (clone3 of the stage)")
-					else if (label == "sendconfig") mark(who ": sendConfig (init is in its cgroup)")
-					else if (label == "initcontainer") mark(who ": initContainer (config received)")
-					else if (label == "rootfs") mark(who ": prepareRootfs (mounts)")
-					else if (label == "pivot") mark(who ": pivotRootfs")
-					else if (label == "finalize") mark(who ": finalizeRootfs")
-					else if (label == "process") mark(who ": prepareProcess")
-					else if (label == "waitstart") mark(who ": waitForStart (ready sent)")
-					else if (label == "start") mark(who ": Container.startWith")
-					else if (label == "delete") mark(who ": Container.deleteWith")
+					if (label in phase) mark(who ": " phase[label])
 				}' >"$work/tl-$n.tsv"
 			runs=$(cut -f1 "$work/tl-$n.tsv" | sort -u | wc -l)
 			echo "-- $n ($runs runs recorded)"
