@@ -115,9 +115,10 @@ func catchSignalsToPipe(out chan<- os.Signal, sigs []unix.Signal) error {
 	// those get the same handler with the system call.
 	nums := make([]C.int, 0, len(sigs))
 	var reserved []unix.Signal
+	rtmin := unix.Signal(C.nanobox_sigrtmin()) // glibc 34, musl 35
 	for _, s := range sigs {
 		sigPipe.routes[s] = out
-		if s >= 32 && s < libcSigRTMin {
+		if s >= 32 && s < rtmin {
 			reserved = append(reserved, s)
 		} else {
 			nums = append(nums, C.int(s))
@@ -138,10 +139,6 @@ func catchSignalsToPipe(out chan<- os.Signal, sigs []unix.Signal) error {
 	}
 	return nil
 }
-
-// libcSigRTMin is the first real-time signal the C library leaves to
-// programs (SIGRTMIN): 34 with glibc, 35 with musl.
-var libcSigRTMin = unix.Signal(C.nanobox_sigrtmin())
 
 func readSignalPipe(r *os.File) {
 	buf := make([]byte, 64)
