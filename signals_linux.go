@@ -112,7 +112,9 @@ func catchSignalsToPipe(out chan<- os.Signal, sigs []unix.Signal) error {
 	// the rest. The real-time signals the C library keeps for itself
 	// refuse a handler through sigaction (glibc's 32 and 33 are not
 	// forwarded at all; musl also keeps 34, which glibc gives programs):
-	// those get the same handler with the system call.
+	// those get the same handler with the system call. (musl takes 34
+	// back only for its set*id and setrlimit calls, which the processes
+	// that catch, run's and exec's, never make.)
 	nums := make([]C.int, 0, len(sigs))
 	var reserved []unix.Signal
 	rtmin := unix.Signal(C.nanobox_sigrtmin()) // glibc 34, musl 35
