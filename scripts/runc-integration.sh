@@ -221,9 +221,25 @@ if [[ $(stat -f -c %T /sys/fs/cgroup) == tmpfs ]]; then
 		[[ -e /sys/fs/cgroup/$cg ]] || unmounted+=("$cg")
 	done
 fi
+# runc's tests make /runc-cgroups-integration-test cgroups (pods, with
+# limits) in every hierarchy their helpers find, and do not remove all of
+# them on a hybrid host (the unified one is left): those the run made are
+# removed after it, deepest first (rmdir refuses a cgroup still in use).
+cg_test_dirs() {
+	local d
+	for d in /sys/fs/cgroup/runc-cgroups-integration-test /sys/fs/cgroup/*/runc-cgroups-integration-test; do
+		[[ -d $d ]] && echo "$d"
+	done
+	return 0
+}
+cg_test_before=$(cg_test_dirs)
 cleanup() {
-	local cg
+	local cg d
 	if declare -F cgroups_off >/dev/null; then cgroups_off; fi
+	for d in $(cg_test_dirs); do
+		grep -qxF "$d" <<<"$cg_test_before" ||
+			find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+	done
 	for cg in "${unmounted[@]}"; do
 		# Plain directories only, never a hierarchy mounted meanwhile.
 		if [[ -d /sys/fs/cgroup/$cg ]] && ! mountpoint -q "/sys/fs/cgroup/$cg"; then
