@@ -1,11 +1,14 @@
 package libbox
 
 // Resource control through github.com/opencontainers/cgroups, the library
-// runc uses: its fs manager on cgroup v1 and hybrid hosts, fs2 on cgroup v2,
-// and its devices package for the device rules (the v1 devices cgroup, an
-// eBPF filter on v2). This file decides where a container's cgroup goes,
-// whether it may run without one, and turns the library's errors into ones
-// that say what to do.
+// runc uses: its fs manager on cgroup v1 and hybrid hosts, fs2 on cgroup v2.
+// The device rules (the v1 devices cgroup, an eBPF program on v2, a systemd
+// unit's properties) are internal/devcg's, which the library calls through
+// the hooks set below: the library's own devices package would bring in an
+// eBPF library (and with it Go parsers, compressors and an ELF reader) whose
+// package initialisation every process of the runtime paid for. This file
+// decides where a container's cgroup goes, whether it may run without one,
+// and turns the library's errors into ones that say what to do.
 
 import (
 	"errors"
@@ -19,14 +22,19 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nanobox-sandbox/nanobox-runc/internal/devcg"
 	"github.com/opencontainers/cgroups"
-	// Registers the device-rule writers; without it the managers refuse
-	// every device rule.
-	_ "github.com/opencontainers/cgroups/devices"
 	devices "github.com/opencontainers/cgroups/devices/config"
 	"github.com/opencontainers/cgroups/manager"
+	"github.com/opencontainers/cgroups/systemd"
 	"golang.org/x/sys/unix"
 )
+
+func init() {
+	cgroups.DevicesSetV1 = devcg.SetV1
+	cgroups.DevicesSetV2 = devcg.SetV2
+	systemd.GenerateDeviceProps = devcg.SystemdProperties
+}
 
 // DefaultDeviceRules are allowed in every rootful container after the
 // config's own rules, as runc does: a config whose only rule is "deny all"

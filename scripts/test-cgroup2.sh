@@ -27,6 +27,9 @@ if [[ "${CGROUP2_VM:-}" != 1 ]]; then
 	mkdir -p "$bin"
 	"$GO" test -c -o "$bin/libbox.test" ./libbox
 	export NANOBOX_LIBBOX_TEST=$bin/libbox.test
+	# The device rules' tests: the eBPF device program on the v2 root.
+	"$GO" test -c -o "$bin/devcg.test" ./internal/devcg
+	export NANOBOX_DEVCG_TEST=$bin/devcg.test
 	# The suites' busybox rootfs: hundreds of `ln -s` take a minute there.
 	rm -rf "$bin/busybox-rootfs"
 	bash -c 'source tests/integration/helpers.bash && build_busybox_rootfs "$1"' _ "$bin/busybox-rootfs"
@@ -49,7 +52,7 @@ fi
 # bats keeps the CLI's cgroup paths. Out: what does not depend on the
 # cgroup version (ps, delete after SIGKILL, the cpu-time limit, which is
 # an rlimit) and the second frozen-parent case.
-FILTER=${CGROUP2_FILTER-'sandbox: limit cpus|shows the own cgroup|cpu quota|deny-all device|cgroupsPath absolute|kill --all signals every|without a delegated subtree|raise the memory|cpu shares|pause stops progress|paused container kills|events --stats returns|keys, and pressure|events reports an OOM|a memory hog under|a fork bomb under|cannot enforce|kernel refuses|too small for init|pre-frozen|already holds a process|pids limit holds for exec|pids limits of 0|pids limit 1: a created|pids limit 2 holds|a pids limit of 0 is taken'}
+FILTER=${CGROUP2_FILTER-'sandbox: limit cpus|shows the own cgroup|cpu quota|deny-all device|device access strings as runc|cgroupsPath absolute|kill --all signals every|without a delegated subtree|raise the memory|cpu shares|pause stops progress|paused container kills|events --stats returns|keys, and pressure|events reports an OOM|a memory hog under|a fork bomb under|cannot enforce|kernel refuses|too small for init|pre-frozen|already holds a process|pids limit holds for exec|pids limits of 0|pids limit 1: a created|pids limit 2 holds|a pids limit of 0 is taken'}
 # Rootless, the ones whose outcome depends on the delegated subtree: where
 # the cgroup goes, and that its limits, freezer and OOM events work there.
 # The rest does the same cgroup writes as root. CGROUP2_ROOTLESS_FILTER=''
@@ -65,6 +68,7 @@ cp -a "$NANOBOX_HOST_BUSYBOX" /tmp/busybox-rootfs
 # home.
 cp "$NANOBOX_LIBBOX_TEST" /tmp/libbox.test
 export NANOBOX_LIBBOX_TEST=/tmp/libbox.test
+cp "$NANOBOX_DEVCG_TEST" /tmp/devcg.test
 export NANOBOX_BUSYBOX_CACHE=/tmp/busybox-rootfs
 # The client stage runs with the default suites (no arguments), or when asked.
 clients=${CGROUP2_CLIENTS:-}
@@ -78,21 +82,22 @@ done
 echo "=== cgroup v2 VM: kernel $(uname -r); controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
 rc=0
 
-# unit_tests WHO RUN-REGEXP [PREFIX...]: libbox's tests matching the
-# regexp, run by PREFIX (e.g. as-rootless), and the count line .ci/run
-# sums (top-level tests only).
+# unit_tests WHO PACKAGE RUN-REGEXP [PREFIX...]: the tests of PACKAGE
+# (libbox, or internal/devcg) matching the regexp, run by PREFIX (e.g.
+# as-rootless), and the count line .ci/run sums (top-level tests only).
 unit_tests() {
-	local who=$1 run=$2 out
-	shift 2
-	echo "=== libbox cgroup unit tests ($who)"
+	local who=$1 pkg=$2 run=$3 out
+	shift 3
+	echo "=== $pkg cgroup unit tests ($who)"
 	out=$(mktemp)
-	(cd libbox && "$@" env TMPDIR=/tmp "$NANOBOX_LIBBOX_TEST" -test.count=1 -test.v -test.run "$run") | tee "$out" ||
+	(cd "$pkg" && "$@" env TMPDIR=/tmp "/tmp/${pkg##*/}.test" -test.count=1 -test.v -test.run "$run") | tee "$out" ||
 		rc=1
 	echo "tests: $(grep -c '^--- PASS' "$out") passed, $(grep -c '^--- FAIL' "$out") failed, $(grep -c '^--- SKIP' "$out") skipped"
 	rm -f "$out"
 }
 SANDBOX_LIMIT_TESTS='SandboxRunEcho|SandboxMemoryHog|SandboxForkBomb|SandboxCPUTime|SandboxCPUTimeForks|PresetCodeJudge|SandboxPoolLimits|SandboxPoolReportFromCgroup|SandboxPersistentMemoryHog|SandboxSmallPidsLimit'
-unit_tests root "^Test(CgroupSpec|CgroupPaths|CgroupBeforeInit|ApplyCgroup.*|RequiredControllers|IsSystemdCgroupPath|$SANDBOX_LIMIT_TESTS)\$"
+unit_tests root internal/devcg '^TestSetV2$'
+unit_tests root libbox "^Test(CgroupSpec|CgroupPaths|CgroupBeforeInit|ApplyCgroup.*|RequiredControllers|IsSystemdCgroupPath|$SANDBOX_LIMIT_TESTS)\$"
 
 tests/integration/run.sh --mode root "${filter[@]}" "${suites[@]}" || rc=1
 
@@ -113,7 +118,7 @@ fi
 # Rootless: bats (and so every runtime it starts as uid 1000) moves into the
 # delegated subtree's leaf, as a login session would be.
 echo $$ >"$NANOBOX_TEST_CGROUP_PARENT/session/cgroup.procs"
-unit_tests "uid 1000, delegated subtree" "^Test($SANDBOX_LIMIT_TESTS)\$" as-rootless
+unit_tests "uid 1000, delegated subtree" libbox "^Test($SANDBOX_LIMIT_TESTS)\$" as-rootless
 TEST_USER=rootless tests/integration/run.sh --mode rootless "${rootless_filter[@]}" "${suites[@]}" || rc=1
 
 # Nothing the tests made may be left in the cgroup tree.
