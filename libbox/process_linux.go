@@ -419,7 +419,13 @@ func lookPath(file string, env []string, cwd string) (string, error) {
 }
 
 // errIsDir is what execve(2) says of a directory (EACCES), with the reason.
-var errIsDir = fmt.Errorf("is a directory: %w", fs.ErrPermission)
+// (A type, not fmt.Errorf: package initialisation runs in every process.)
+var errIsDir error = isDirError{}
+
+type isDirError struct{}
+
+func (isDirError) Error() string { return "is a directory: " + fs.ErrPermission.Error() }
+func (isDirError) Unwrap() error { return fs.ErrPermission }
 
 // checkExecutable fails unless path (symlinks followed) is a regular file
 // the calling process may execute.

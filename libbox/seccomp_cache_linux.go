@@ -209,7 +209,7 @@ func testsNativeArch(filter []unix.SockFilter) bool {
 	if err != nil {
 		return false
 	}
-	audit, ok := auditArches[native]
+	audit, ok := auditArches()[native]
 	if !ok {
 		// An architecture the table lacks: the key (uname's machine)
 		// is then the only check.

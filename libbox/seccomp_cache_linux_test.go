@@ -120,7 +120,7 @@ func TestSeccompCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit, known := auditArches[native]
+	audit, known := auditArches()[native]
 	if !known {
 		t.Logf("skipping the wrong-architecture check: no AUDIT_ARCH for %s", native)
 	} else {

@@ -41,6 +41,7 @@ package libbox
 
 import (
 	"fmt"
+	"sync"
 
 	libseccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
@@ -66,31 +67,35 @@ const retENOSYS = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
 
 // auditArches maps libseccomp's architectures to the AUDIT_ARCH_* value
 // the kernel puts in seccomp_data.arch. x32 shares x86_64's.
-var auditArches = map[libseccomp.ScmpArch]uint32{
-	libseccomp.ArchX86:         unix.AUDIT_ARCH_I386,
-	libseccomp.ArchAMD64:       unix.AUDIT_ARCH_X86_64,
-	libseccomp.ArchX32:         unix.AUDIT_ARCH_X86_64,
-	libseccomp.ArchARM:         unix.AUDIT_ARCH_ARM,
-	libseccomp.ArchARM64:       unix.AUDIT_ARCH_AARCH64,
-	libseccomp.ArchMIPS:        unix.AUDIT_ARCH_MIPS,
-	libseccomp.ArchMIPS64:      unix.AUDIT_ARCH_MIPS64,
-	libseccomp.ArchMIPS64N32:   unix.AUDIT_ARCH_MIPS64N32,
-	libseccomp.ArchMIPSEL:      unix.AUDIT_ARCH_MIPSEL,
-	libseccomp.ArchMIPSEL64:    unix.AUDIT_ARCH_MIPSEL64,
-	libseccomp.ArchMIPSEL64N32: unix.AUDIT_ARCH_MIPSEL64N32,
-	libseccomp.ArchPPC:         unix.AUDIT_ARCH_PPC,
-	libseccomp.ArchPPC64:       unix.AUDIT_ARCH_PPC64,
-	libseccomp.ArchPPC64LE:     unix.AUDIT_ARCH_PPC64LE,
-	libseccomp.ArchS390:        unix.AUDIT_ARCH_S390,
-	libseccomp.ArchS390X:       unix.AUDIT_ARCH_S390X,
-	libseccomp.ArchPARISC:      unix.AUDIT_ARCH_PARISC,
-	libseccomp.ArchPARISC64:    unix.AUDIT_ARCH_PARISC64,
-	libseccomp.ArchRISCV64:     unix.AUDIT_ARCH_RISCV64,
-	libseccomp.ArchLOONGARCH64: unix.AUDIT_ARCH_LOONGARCH64,
-	libseccomp.ArchM68K:        unix.AUDIT_ARCH_M68K,
-	libseccomp.ArchSH:          unix.AUDIT_ARCH_SHEL,
-	libseccomp.ArchSHEB:        unix.AUDIT_ARCH_SH,
-}
+// Built on first use, as the other large tables: package initialisation
+// runs in every process of the runtime, the container's init included.
+var auditArches = sync.OnceValue(func() map[libseccomp.ScmpArch]uint32 {
+	return map[libseccomp.ScmpArch]uint32{
+		libseccomp.ArchX86:         unix.AUDIT_ARCH_I386,
+		libseccomp.ArchAMD64:       unix.AUDIT_ARCH_X86_64,
+		libseccomp.ArchX32:         unix.AUDIT_ARCH_X86_64,
+		libseccomp.ArchARM:         unix.AUDIT_ARCH_ARM,
+		libseccomp.ArchARM64:       unix.AUDIT_ARCH_AARCH64,
+		libseccomp.ArchMIPS:        unix.AUDIT_ARCH_MIPS,
+		libseccomp.ArchMIPS64:      unix.AUDIT_ARCH_MIPS64,
+		libseccomp.ArchMIPS64N32:   unix.AUDIT_ARCH_MIPS64N32,
+		libseccomp.ArchMIPSEL:      unix.AUDIT_ARCH_MIPSEL,
+		libseccomp.ArchMIPSEL64:    unix.AUDIT_ARCH_MIPSEL64,
+		libseccomp.ArchMIPSEL64N32: unix.AUDIT_ARCH_MIPSEL64N32,
+		libseccomp.ArchPPC:         unix.AUDIT_ARCH_PPC,
+		libseccomp.ArchPPC64:       unix.AUDIT_ARCH_PPC64,
+		libseccomp.ArchPPC64LE:     unix.AUDIT_ARCH_PPC64LE,
+		libseccomp.ArchS390:        unix.AUDIT_ARCH_S390,
+		libseccomp.ArchS390X:       unix.AUDIT_ARCH_S390X,
+		libseccomp.ArchPARISC:      unix.AUDIT_ARCH_PARISC,
+		libseccomp.ArchPARISC64:    unix.AUDIT_ARCH_PARISC64,
+		libseccomp.ArchRISCV64:     unix.AUDIT_ARCH_RISCV64,
+		libseccomp.ArchLOONGARCH64: unix.AUDIT_ARCH_LOONGARCH64,
+		libseccomp.ArchM68K:        unix.AUDIT_ARCH_M68K,
+		libseccomp.ArchSH:          unix.AUDIT_ARCH_SHEL,
+		libseccomp.ArchSHEB:        unix.AUDIT_ARCH_SH,
+	}
+})
 
 // stubArch is one AUDIT_ARCH_* of the filter with the highest number the
 // profile names for each of its ABIs.
@@ -139,7 +144,7 @@ func enosysArches(s *Seccomp) ([]stubArch, error) {
 	var out []stubArch
 	index := map[uint32]int{}
 	for _, a := range arches {
-		audit, ok := auditArches[a]
+		audit, ok := auditArches()[a]
 		if !ok {
 			// An architecture the stub cannot name goes straight to
 			// libseccomp's program, as without a stub.

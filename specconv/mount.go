@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -20,40 +21,46 @@ type mountFlag struct {
 	flag  int
 }
 
-var mountFlags = map[string]mountFlag{
-	"ro":            {false, unix.MS_RDONLY},
-	"rw":            {true, unix.MS_RDONLY},
-	"nosuid":        {false, unix.MS_NOSUID},
-	"suid":          {true, unix.MS_NOSUID},
-	"nodev":         {false, unix.MS_NODEV},
-	"dev":           {true, unix.MS_NODEV},
-	"noexec":        {false, unix.MS_NOEXEC},
-	"exec":          {true, unix.MS_NOEXEC},
-	"sync":          {false, unix.MS_SYNCHRONOUS},
-	"async":         {true, unix.MS_SYNCHRONOUS},
-	"dirsync":       {false, unix.MS_DIRSYNC},
-	"remount":       {false, unix.MS_REMOUNT},
-	"mand":          {false, unix.MS_MANDLOCK},
-	"nomand":        {true, unix.MS_MANDLOCK},
-	"noatime":       {false, unix.MS_NOATIME},
-	"atime":         {true, unix.MS_NOATIME},
-	"nodiratime":    {false, unix.MS_NODIRATIME},
-	"diratime":      {true, unix.MS_NODIRATIME},
-	"relatime":      {false, unix.MS_RELATIME},
-	"norelatime":    {true, unix.MS_RELATIME},
-	"strictatime":   {false, unix.MS_STRICTATIME},
-	"nostrictatime": {true, unix.MS_STRICTATIME},
-	"bind":          {false, unix.MS_BIND},
-	"rbind":         {false, unix.MS_BIND | unix.MS_REC},
-	"silent":        {false, unix.MS_SILENT},
-	"loud":          {true, unix.MS_SILENT},
-	"iversion":      {false, unix.MS_I_VERSION},
-	"noiversion":    {true, unix.MS_I_VERSION},
-	"lazytime":      {false, unix.MS_LAZYTIME},
-	"nolazytime":    {true, unix.MS_LAZYTIME},
-	"nosymfollow":   {false, unix.MS_NOSYMFOLLOW}, // kernel 5.10+
-	"symfollow":     {true, unix.MS_NOSYMFOLLOW},
-}
+// mountFlags maps the mount options of config.json to the MS_* flag each
+// sets (or, clear, clears). Built on first use, as the other large
+// tables: package initialisation runs in every process of the runtime,
+// the container's init included.
+var mountFlags = sync.OnceValue(func() map[string]mountFlag {
+	return map[string]mountFlag{
+		"ro":            {false, unix.MS_RDONLY},
+		"rw":            {true, unix.MS_RDONLY},
+		"nosuid":        {false, unix.MS_NOSUID},
+		"suid":          {true, unix.MS_NOSUID},
+		"nodev":         {false, unix.MS_NODEV},
+		"dev":           {true, unix.MS_NODEV},
+		"noexec":        {false, unix.MS_NOEXEC},
+		"exec":          {true, unix.MS_NOEXEC},
+		"sync":          {false, unix.MS_SYNCHRONOUS},
+		"async":         {true, unix.MS_SYNCHRONOUS},
+		"dirsync":       {false, unix.MS_DIRSYNC},
+		"remount":       {false, unix.MS_REMOUNT},
+		"mand":          {false, unix.MS_MANDLOCK},
+		"nomand":        {true, unix.MS_MANDLOCK},
+		"noatime":       {false, unix.MS_NOATIME},
+		"atime":         {true, unix.MS_NOATIME},
+		"nodiratime":    {false, unix.MS_NODIRATIME},
+		"diratime":      {true, unix.MS_NODIRATIME},
+		"relatime":      {false, unix.MS_RELATIME},
+		"norelatime":    {true, unix.MS_RELATIME},
+		"strictatime":   {false, unix.MS_STRICTATIME},
+		"nostrictatime": {true, unix.MS_STRICTATIME},
+		"bind":          {false, unix.MS_BIND},
+		"rbind":         {false, unix.MS_BIND | unix.MS_REC},
+		"silent":        {false, unix.MS_SILENT},
+		"loud":          {true, unix.MS_SILENT},
+		"iversion":      {false, unix.MS_I_VERSION},
+		"noiversion":    {true, unix.MS_I_VERSION},
+		"lazytime":      {false, unix.MS_LAZYTIME},
+		"nolazytime":    {true, unix.MS_LAZYTIME},
+		"nosymfollow":   {false, unix.MS_NOSYMFOLLOW}, // kernel 5.10+
+		"symfollow":     {true, unix.MS_NOSYMFOLLOW},
+	}
+})
 
 // mountPropagation are the propagation options, applied after the mount.
 var mountPropagation = rootPropagation
@@ -64,24 +71,28 @@ var mountPropagation = rootPropagation
 // Mount.RecursiveReadonly.) The atime options all clear the
 // whole atime mode first (the kernel insists), so "ratime", "rnorelatime"
 // and "rnostrictatime" leave the default, relatime.
-var recursiveMountAttrs = map[string]mountFlag{
-	"rnosuid":        {false, unix.MOUNT_ATTR_NOSUID},
-	"rsuid":          {true, unix.MOUNT_ATTR_NOSUID},
-	"rnodev":         {false, unix.MOUNT_ATTR_NODEV},
-	"rdev":           {true, unix.MOUNT_ATTR_NODEV},
-	"rnoexec":        {false, unix.MOUNT_ATTR_NOEXEC},
-	"rexec":          {true, unix.MOUNT_ATTR_NOEXEC},
-	"rnodiratime":    {false, unix.MOUNT_ATTR_NODIRATIME},
-	"rdiratime":      {true, unix.MOUNT_ATTR_NODIRATIME},
-	"rrelatime":      {false, unix.MOUNT_ATTR_RELATIME},
-	"rnorelatime":    {true, unix.MOUNT_ATTR_RELATIME},
-	"rnoatime":       {false, unix.MOUNT_ATTR_NOATIME},
-	"ratime":         {true, unix.MOUNT_ATTR_NOATIME},
-	"rstrictatime":   {false, unix.MOUNT_ATTR_STRICTATIME},
-	"rnostrictatime": {true, unix.MOUNT_ATTR_STRICTATIME},
-	"rnosymfollow":   {false, unix.MOUNT_ATTR_NOSYMFOLLOW}, // Linux 5.14+
-	"rsymfollow":     {true, unix.MOUNT_ATTR_NOSYMFOLLOW},
-}
+// Built on first use, as the other large tables: package initialisation
+// runs in every process of the runtime, the container's init included.
+var recursiveMountAttrs = sync.OnceValue(func() map[string]mountFlag {
+	return map[string]mountFlag{
+		"rnosuid":        {false, unix.MOUNT_ATTR_NOSUID},
+		"rsuid":          {true, unix.MOUNT_ATTR_NOSUID},
+		"rnodev":         {false, unix.MOUNT_ATTR_NODEV},
+		"rdev":           {true, unix.MOUNT_ATTR_NODEV},
+		"rnoexec":        {false, unix.MOUNT_ATTR_NOEXEC},
+		"rexec":          {true, unix.MOUNT_ATTR_NOEXEC},
+		"rnodiratime":    {false, unix.MOUNT_ATTR_NODIRATIME},
+		"rdiratime":      {true, unix.MOUNT_ATTR_NODIRATIME},
+		"rrelatime":      {false, unix.MOUNT_ATTR_RELATIME},
+		"rnorelatime":    {true, unix.MOUNT_ATTR_RELATIME},
+		"rnoatime":       {false, unix.MOUNT_ATTR_NOATIME},
+		"ratime":         {true, unix.MOUNT_ATTR_NOATIME},
+		"rstrictatime":   {false, unix.MOUNT_ATTR_STRICTATIME},
+		"rnostrictatime": {true, unix.MOUNT_ATTR_STRICTATIME},
+		"rnosymfollow":   {false, unix.MOUNT_ATTR_NOSYMFOLLOW}, // Linux 5.14+
+		"rsymfollow":     {true, unix.MOUNT_ATTR_NOSYMFOLLOW},
+	}
+})
 
 // atimeAttrs are the recursive options that name an atime mode.
 var atimeAttrs = map[string]bool{
@@ -104,13 +115,13 @@ var unsupportedMountOptions = map[string]bool{
 // data, except the options refused as unsupported.
 func KnownMountOptions() []string {
 	res := []string{"defaults", "rro", "rrw"}
-	for o := range mountFlags {
+	for o := range mountFlags() {
 		res = append(res, o)
 	}
 	for o := range mountPropagation {
 		res = append(res, o)
 	}
-	for o := range recursiveMountAttrs {
+	for o := range recursiveMountAttrs() {
 		res = append(res, o)
 	}
 	res = append(res, "idmap", "ridmap", "tmpcopyup")
@@ -123,7 +134,7 @@ func KnownMountOptions() []string {
 func parseMountOptions(m *libbox.Mount, options []string) error {
 	var data []string
 	for _, o := range options {
-		if f, ok := mountFlags[o]; ok {
+		if f, ok := mountFlags()[o]; ok {
 			if f.clear {
 				m.Flags &^= f.flag
 				m.ClearedFlags |= f.flag
@@ -137,7 +148,7 @@ func parseMountOptions(m *libbox.Mount, options []string) error {
 			m.PropagationFlags = append(m.PropagationFlags, p)
 			continue
 		}
-		if a, ok := recursiveMountAttrs[o]; ok {
+		if a, ok := recursiveMountAttrs()[o]; ok {
 			bit := uint64(a.flag)
 			if atimeAttrs[o] {
 				m.RecAttrClr |= unix.MOUNT_ATTR__ATIME

@@ -3,8 +3,10 @@ package specconv
 import (
 	"errors"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
+	"testing/quick"
 
 	"github.com/opencontainers/cgroups"
 	devices "github.com/opencontainers/cgroups/devices/config"
@@ -260,5 +262,20 @@ func TestFromSpecResources(t *testing.T) {
 	var unsupported *UnsupportedError
 	if errors.As(err, &unsupported) {
 		t.Errorf("a bad value is not an unsupported field: %v", err)
+	}
+}
+
+// isPageSizeName accepts exactly what ^[1-9][0-9]*[KMG]B$ matches.
+func TestIsPageSizeName(t *testing.T) {
+	re := regexp.MustCompile(`^[1-9][0-9]*[KMG]B$`)
+	cases := []string{"", "B", "MB", "2MB", "1GB", "64KB", "2048KB", "0MB", "02MB", "2mB", "2Mb", "2TB", "2M", "2MBB", "../2MB", "2 MB", "-2MB", "+2MB", "1G B", "10GB", "2MB\n", "\n2MB", "9KB", "1x2MB"}
+	for _, s := range cases {
+		if got, want := isPageSizeName(s), re.MatchString(s); got != want {
+			t.Errorf("%q: got %v, want %v", s, got, want)
+		}
+	}
+	f := func(s string) bool { return isPageSizeName(s) == re.MatchString(s) }
+	if err := quick.Check(f, nil); err != nil {
+		t.Error(err)
 	}
 }

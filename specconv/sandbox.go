@@ -191,7 +191,7 @@ func nonNil(s []string) []string {
 }
 
 func rlimitName(t int) (string, bool) {
-	for name, v := range rlimits {
+	for name, v := range rlimits() {
 		if v == t {
 			return name, true
 		}
@@ -254,7 +254,7 @@ func seccompToSpec(s *libbox.Seccomp) (*specs.LinuxSeccomp, error) {
 	}
 	for _, a := range s.Architectures {
 		found := false
-		for oci, name := range seccompArchs {
+		for oci, name := range seccompArchs() {
 			if name == a {
 				out.Architectures = append(out.Architectures, oci)
 				found = true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/moby/profiles/seccomp"
 	"github.com/opencontainers/runtime-spec/specs-go"
@@ -36,31 +37,35 @@ var seccompOps = map[specs.LinuxSeccompOperator]libbox.SeccompOp{
 }
 
 // seccompArchs maps the OCI architectures to libseccomp's names.
-var seccompArchs = map[specs.Arch]string{
-	specs.ArchX86:         "x86",
-	specs.ArchX86_64:      "amd64",
-	specs.ArchX32:         "x32",
-	specs.ArchARM:         "arm",
-	specs.ArchAARCH64:     "arm64",
-	specs.ArchMIPS:        "mips",
-	specs.ArchMIPS64:      "mips64",
-	specs.ArchMIPS64N32:   "mips64n32",
-	specs.ArchMIPSEL:      "mipsel",
-	specs.ArchMIPSEL64:    "mipsel64",
-	specs.ArchMIPSEL64N32: "mipsel64n32",
-	specs.ArchPPC:         "ppc",
-	specs.ArchPPC64:       "ppc64",
-	specs.ArchPPC64LE:     "ppc64le",
-	specs.ArchS390:        "s390",
-	specs.ArchS390X:       "s390x",
-	specs.ArchPARISC:      "parisc",
-	specs.ArchPARISC64:    "parisc64",
-	specs.ArchRISCV64:     "riscv64",
-	specs.ArchLOONGARCH64: "loong64",
-	specs.ArchM68K:        "m68k",
-	specs.ArchSH:          "sh",
-	specs.ArchSHEB:        "sheb",
-}
+// Built on first use, as the other large tables: package initialisation
+// runs in every process of the runtime, the container's init included.
+var seccompArchs = sync.OnceValue(func() map[specs.Arch]string {
+	return map[specs.Arch]string{
+		specs.ArchX86:         "x86",
+		specs.ArchX86_64:      "amd64",
+		specs.ArchX32:         "x32",
+		specs.ArchARM:         "arm",
+		specs.ArchAARCH64:     "arm64",
+		specs.ArchMIPS:        "mips",
+		specs.ArchMIPS64:      "mips64",
+		specs.ArchMIPS64N32:   "mips64n32",
+		specs.ArchMIPSEL:      "mipsel",
+		specs.ArchMIPSEL64:    "mipsel64",
+		specs.ArchMIPSEL64N32: "mipsel64n32",
+		specs.ArchPPC:         "ppc",
+		specs.ArchPPC64:       "ppc64",
+		specs.ArchPPC64LE:     "ppc64le",
+		specs.ArchS390:        "s390",
+		specs.ArchS390X:       "s390x",
+		specs.ArchPARISC:      "parisc",
+		specs.ArchPARISC64:    "parisc64",
+		specs.ArchRISCV64:     "riscv64",
+		specs.ArchLOONGARCH64: "loong64",
+		specs.ArchM68K:        "m68k",
+		specs.ArchSH:          "sh",
+		specs.ArchSHEB:        "sheb",
+	}
+})
 
 // flagTSYNC is known to runc and accepted as a no-op: only the thread that
 // executes the user program survives execve, and it is the one filtered.
@@ -88,7 +93,7 @@ func convertSeccomp(s *specs.LinuxSeccomp) (*libbox.Seccomp, error) {
 	}
 	out.DefaultErrno = copyErrno(s.DefaultErrnoRet)
 	for i, a := range s.Architectures {
-		name, ok := seccompArchs[a]
+		name, ok := seccompArchs()[a]
 		if !ok {
 			return nil, fmt.Errorf("linux.seccomp.architectures[%d]: unknown architecture %q", i, a)
 		}
@@ -191,7 +196,7 @@ func seccompFeatures() (*features.Seccomp, string) {
 	for oci := range seccompOps {
 		f.Operators = append(f.Operators, string(oci))
 	}
-	for oci, name := range seccompArchs {
+	for oci, name := range seccompArchs() {
 		if slices.Contains(sup.Archs, name) {
 			f.Archs = append(f.Archs, string(oci))
 		}

@@ -88,7 +88,7 @@ func TestConvertSeccompEveryOperator(t *testing.T) {
 
 func TestConvertSeccompArchitecturesAndFlags(t *testing.T) {
 	var all []specs.Arch
-	for a := range seccompArchs {
+	for a := range seccompArchs() {
 		all = append(all, a)
 	}
 	s := &specs.LinuxSeccomp{
@@ -106,7 +106,7 @@ func TestConvertSeccompArchitecturesAndFlags(t *testing.T) {
 		t.Errorf("architectures %v", got.Architectures)
 	}
 	for i, a := range all {
-		if got.Architectures[i] != seccompArchs[a] {
+		if got.Architectures[i] != seccompArchs()[a] {
 			t.Errorf("%s became %q", a, got.Architectures[i])
 		}
 	}

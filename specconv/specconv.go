@@ -423,7 +423,7 @@ func convertCapabilities(sc *specs.LinuxCapabilities, warnf func(string, ...any)
 	check := func(set string, names []string) ([]string, error) {
 		var kept, unknown, unsupported []string
 		for _, name := range names {
-			n, ok := capabilities[name]
+			n, ok := capabilities()[name]
 			switch {
 			case !ok:
 				unknown = append(unknown, strconv.Quote(name))
@@ -483,7 +483,7 @@ func convertRlimits(in []specs.POSIXRlimit) ([]libbox.Rlimit, error) {
 	var out []libbox.Rlimit
 	seen := map[string]bool{}
 	for _, r := range in {
-		n, ok := rlimits[r.Type]
+		n, ok := rlimits()[r.Type]
 		if !ok {
 			return nil, fmt.Errorf("process.rlimits: unknown rlimit type %q", r.Type)
 		}
