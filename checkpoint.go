@@ -15,26 +15,30 @@ import (
 
 var errNoCheckpoint = errors.New("checkpoint/restore is not supported by nanobox-runc (it does not use CRIU): stop and re-create the container instead, or use runc for it")
 
-var checkpointCommand = &cli.Command{
-	Name:      "checkpoint",
-	Usage:     "checkpoint a running container (not supported)",
-	ArgsUsage: "[runc's checkpoint options] <container-id>",
-	Description: `runc saves a container's processes with CRIU. nanobox-runc does not
-support checkpoint/restore: the command always fails, saying so.`,
-	SkipFlagParsing: true,
-	HideHelpCommand: true,
-	Action:          unsupportedAction,
+func checkpointCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "checkpoint",
+		Usage:     "checkpoint a running container (not supported)",
+		ArgsUsage: "[runc's checkpoint options] <container-id>",
+		Description: `runc saves a container's processes with CRIU. nanobox-runc does not
+	support checkpoint/restore: the command always fails, saying so.`,
+		SkipFlagParsing: true,
+		HideHelpCommand: true,
+		Action:          unsupportedAction,
+	}
 }
 
-var restoreCommand = &cli.Command{
-	Name:      "restore",
-	Usage:     "restore a container from a checkpoint (not supported)",
-	ArgsUsage: "[runc's restore options] <container-id>",
-	Description: `runc restores a container from a CRIU image. nanobox-runc does not
-support checkpoint/restore: the command always fails, saying so.`,
-	SkipFlagParsing: true,
-	HideHelpCommand: true,
-	Action:          unsupportedAction,
+func restoreCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "restore",
+		Usage:     "restore a container from a checkpoint (not supported)",
+		ArgsUsage: "[runc's restore options] <container-id>",
+		Description: `runc restores a container from a CRIU image. nanobox-runc does not
+	support checkpoint/restore: the command always fails, saying so.`,
+		SkipFlagParsing: true,
+		HideHelpCommand: true,
+		Action:          unsupportedAction,
+	}
 }
 
 func unsupportedAction(c *cli.Context) error {

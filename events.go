@@ -14,37 +14,39 @@ import (
 	"github.com/nanobox-sandbox/nanobox-runc/libbox"
 )
 
-var eventsCommand = &cli.Command{
-	Name:      "events",
-	Usage:     "print a container's resource usage and OOM events as JSON, one object per line",
-	ArgsUsage: "<container-id>",
-	Description: `runc's format: {"type":"stats","id":ID,"data":{cpu, memory, pids, blkio,
-hugetlb}} every --interval, and {"type":"oom","id":ID} when the kernel's
-OOM killer kills a process of the container (at once, if it already has).
-The stream ends when the container stops. --stats prints one stats event
-and exits.`,
-	Flags: []cli.Flag{
-		&cli.BoolFlag{Name: "stats", Usage: "print the statistics once and exit"},
-		&cli.DurationFlag{Name: "interval", Value: 5 * time.Second, Usage: "time between stats events"},
-	},
-	Action: func(c *cli.Context) error {
-		if err := checkArgs(c, 1, 1); err != nil {
-			return err
-		}
-		interval := c.Duration("interval")
-		if interval <= 0 {
-			return fmt.Errorf("--interval %s: must be positive", interval)
-		}
-		ctr, err := loadContainer(c)
-		if err != nil {
-			return err
-		}
-		enc := json.NewEncoder(os.Stdout)
-		if c.Bool("stats") {
-			return writeStats(ctr, enc, new(bool))
-		}
-		return streamEvents(ctr, interval, enc)
-	},
+func eventsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "events",
+		Usage:     "print a container's resource usage and OOM events as JSON, one object per line",
+		ArgsUsage: "<container-id>",
+		Description: `runc's format: {"type":"stats","id":ID,"data":{cpu, memory, pids, blkio,
+	hugetlb}} every --interval, and {"type":"oom","id":ID} when the kernel's
+	OOM killer kills a process of the container (at once, if it already has).
+	The stream ends when the container stops. --stats prints one stats event
+	and exits.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "stats", Usage: "print the statistics once and exit"},
+			&cli.DurationFlag{Name: "interval", Value: 5 * time.Second, Usage: "time between stats events"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := checkArgs(c, 1, 1); err != nil {
+				return err
+			}
+			interval := c.Duration("interval")
+			if interval <= 0 {
+				return fmt.Errorf("--interval %s: must be positive", interval)
+			}
+			ctr, err := loadContainer(c)
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(os.Stdout)
+			if c.Bool("stats") {
+				return writeStats(ctr, enc, new(bool))
+			}
+			return streamEvents(ctr, interval, enc)
+		},
+	}
 }
 
 // oomPoll is how often the OOM kill counter is read: often enough that an

@@ -19,50 +19,52 @@ import (
 	"github.com/nanobox-sandbox/nanobox-runc/specconv"
 )
 
-var execCommand = &cli.Command{
-	Name:      "exec",
-	Usage:     "run a new process inside a running container",
-	ArgsUsage: "<container-id> [command [args...]]",
-	Description: `The process joins every namespace of the container. It is described either
-by --process (a JSON file holding an OCI "process" object, as podman and
-containerd send) or by the command line, starting from the container's own
-process settings (env, cwd, user, capabilities).
+func execCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "exec",
+		Usage:     "run a new process inside a running container",
+		ArgsUsage: "<container-id> [command [args...]]",
+		Description: `The process joins every namespace of the container. It is described either
+	by --process (a JSON file holding an OCI "process" object, as podman and
+	containerd send) or by the command line, starting from the container's own
+	process settings (env, cwd, user, capabilities).
 
-Without --detach, nanobox-runc waits and exits with the process's status.`,
-	Flags: []cli.Flag{
-		&cli.StringFlag{Name: "process", Aliases: []string{"p"}, Usage: "path to a process.json (OCI process object); - reads stdin"},
-		&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "allocate a pseudo-terminal"},
-		&cli.StringFlag{Name: "console-socket", Usage: "AF_UNIX socket path to send the pty master to"},
-		&cli.StringFlag{Name: "pidfd-socket", Usage: "AF_UNIX socket path to send a pidfd of the process to"},
-		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "do not wait for the process"},
-		&cli.StringFlag{Name: "pid-file", Usage: "write the process's pid to this file"},
-		&cli.StringFlag{Name: "cwd", Usage: "working directory in the container"},
-		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "set an environment variable (KEY=VALUE)"},
-		&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "UID[:GID] to run as"},
-		&cli.Int64SliceFlag{Name: "additional-gids", Aliases: []string{"g"}, Usage: "supplementary group id"},
-		&cli.StringSliceFlag{Name: "cap", Aliases: []string{"c"}, Usage: "add a capability (CAP_NAME)"},
-		&cli.BoolFlag{Name: "no-new-privs", Usage: "set no_new_privs for the process"},
-		&cli.StringFlag{Name: "apparmor", Usage: "set the apparmor profile for the process"},
-		&cli.StringFlag{Name: "process-label", Usage: "set the SELinux label for the process (refused where SELinux is enabled, ignored with a warning where it is not)"},
-		&cli.IntFlag{Name: "preserve-fds", Usage: "pass this many file descriptors beyond stdio to the process"},
-		&cli.BoolFlag{Name: "ignore-paused", Usage: "allow exec in a paused container"},
-		&cli.StringSliceFlag{Name: "cgroup", Usage: "run the process in an existing sub-cgroup of the container's: [CONTROLLER[,CONTROLLER...]:]PATH (may be repeated)"},
-	},
-	Action: func(c *cli.Context) error {
-		// A usage error is the CLI's, exit 1, as runc's checkArgs.
-		if err := checkArgs(c, 1, -1); err != nil {
-			return err
-		}
-		code, err := execProcess(c)
-		if err != nil {
-			// runc's contract: a failure of exec itself (no such
-			// container, bad flag, the program cannot start) exits 255,
-			// so that callers can tell it from the process's own status.
-			fatalWithCode(fmt.Errorf("exec failed: %w", err), 255)
-		}
-		os.Exit(code)
-		return nil
-	},
+	Without --detach, nanobox-runc waits and exits with the process's status.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "process", Aliases: []string{"p"}, Usage: "path to a process.json (OCI process object); - reads stdin"},
+			&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "allocate a pseudo-terminal"},
+			&cli.StringFlag{Name: "console-socket", Usage: "AF_UNIX socket path to send the pty master to"},
+			&cli.StringFlag{Name: "pidfd-socket", Usage: "AF_UNIX socket path to send a pidfd of the process to"},
+			&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "do not wait for the process"},
+			&cli.StringFlag{Name: "pid-file", Usage: "write the process's pid to this file"},
+			&cli.StringFlag{Name: "cwd", Usage: "working directory in the container"},
+			&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "set an environment variable (KEY=VALUE)"},
+			&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "UID[:GID] to run as"},
+			&cli.Int64SliceFlag{Name: "additional-gids", Aliases: []string{"g"}, Usage: "supplementary group id"},
+			&cli.StringSliceFlag{Name: "cap", Aliases: []string{"c"}, Usage: "add a capability (CAP_NAME)"},
+			&cli.BoolFlag{Name: "no-new-privs", Usage: "set no_new_privs for the process"},
+			&cli.StringFlag{Name: "apparmor", Usage: "set the apparmor profile for the process"},
+			&cli.StringFlag{Name: "process-label", Usage: "set the SELinux label for the process (refused where SELinux is enabled, ignored with a warning where it is not)"},
+			&cli.IntFlag{Name: "preserve-fds", Usage: "pass this many file descriptors beyond stdio to the process"},
+			&cli.BoolFlag{Name: "ignore-paused", Usage: "allow exec in a paused container"},
+			&cli.StringSliceFlag{Name: "cgroup", Usage: "run the process in an existing sub-cgroup of the container's: [CONTROLLER[,CONTROLLER...]:]PATH (may be repeated)"},
+		},
+		Action: func(c *cli.Context) error {
+			// A usage error is the CLI's, exit 1, as runc's checkArgs.
+			if err := checkArgs(c, 1, -1); err != nil {
+				return err
+			}
+			code, err := execProcess(c)
+			if err != nil {
+				// runc's contract: a failure of exec itself (no such
+				// container, bad flag, the program cannot start) exits 255,
+				// so that callers can tell it from the process's own status.
+				fatalWithCode(fmt.Errorf("exec failed: %w", err), 255)
+			}
+			os.Exit(code)
+			return nil
+		},
+	}
 }
 
 func execProcess(c *cli.Context) (int, error) {

@@ -58,7 +58,7 @@ func newApp() *cli.App {
 		// binary is called: callers install it as runc), while the
 		// top-level NAME stays the runtime's name.
 		HelpName:              progName(os.Args),
-		CustomAppHelpTemplate: appHelpTemplate,
+		CustomAppHelpTemplate: appHelpTemplate(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "root", Usage: "state directory (default /run/nanobox-runc; rootless: $XDG_RUNTIME_DIR/nanobox-runc)"},
 			&cli.StringFlag{Name: "log", Usage: "append log messages to this file instead of stderr"},
@@ -77,27 +77,27 @@ func newApp() *cli.App {
 		// `--cgroup cpu,cpuacct:sub` names two controllers.
 		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
-			createCommand,
-			startCommand,
-			runCommand,
-			stateCommand,
-			listCommand,
-			killCommand,
-			deleteCommand,
-			execCommand,
-			updateCommand,
-			pauseCommand,
-			resumeCommand,
-			psCommand,
-			eventsCommand,
-			specCommand,
-			featuresCommand,
-			checkpointCommand,
-			restoreCommand,
-			sandboxCommand,
-			mountCommand,
-			umountCommand,
-			mountsCommand,
+			createCommand(),
+			startCommand(),
+			runCommand(),
+			stateCommand(),
+			listCommand(),
+			killCommand(),
+			deleteCommand(),
+			execCommand(),
+			updateCommand(),
+			pauseCommand(),
+			resumeCommand(),
+			psCommand(),
+			eventsCommand(),
+			specCommand(),
+			featuresCommand(),
+			checkpointCommand(),
+			restoreCommand(),
+			sandboxCommand(),
+			mountCommand(),
+			umountCommand(),
+			mountsCommand(),
 		},
 		// Errors are printed once, by fatal, in runc's format.
 		ExitErrHandler: func(*cli.Context, error) {},
@@ -117,8 +117,10 @@ func newApp() *cli.App {
 
 // appHelpTemplate is urfave/cli's top-level help with NAME showing the
 // app's Name rather than its HelpName (the invoked program), as runc's.
-var appHelpTemplate = strings.Replace(cli.AppHelpTemplate, `{{template "helpNameTemplate" .}}`,
-	`{{$v := offset .Name 6}}{{wrap .Name 3}}{{if .Usage}} - {{wrap .Usage $v}}{{end}}`, 1)
+func appHelpTemplate() string {
+	return strings.Replace(cli.AppHelpTemplate, `{{template "helpNameTemplate" .}}`,
+		`{{$v := offset .Name 6}}{{wrap .Name 3}}{{if .Usage}} - {{wrap .Usage $v}}{{end}}`, 1)
+}
 
 // progName is the base name the program was invoked by, or the runtime's
 // name when there is none.

@@ -6,20 +6,24 @@ import (
 	"github.com/nanobox-sandbox/nanobox-runc/libbox"
 )
 
-var pauseCommand = &cli.Command{
-	Name:      "pause",
-	Usage:     "freeze every process of a container (cgroup freezer)",
-	ArgsUsage: "<container-id>",
-	Action: withContainer(1, 1, func(_ *cli.Context, ctr *libbox.Container) error {
-		return ctr.Pause()
-	}),
+func pauseCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "pause",
+		Usage:     "freeze every process of a container (cgroup freezer)",
+		ArgsUsage: "<container-id>",
+		Action: withContainer(1, 1, func(_ *cli.Context, ctr *libbox.Container) error {
+			return ctr.Pause()
+		}),
+	}
 }
 
-var resumeCommand = &cli.Command{
-	Name:      "resume",
-	Usage:     "thaw a paused container",
-	ArgsUsage: "<container-id>",
-	Action: withContainer(1, 1, func(_ *cli.Context, ctr *libbox.Container) error {
-		return ctr.Resume()
-	}),
+func resumeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "resume",
+		Usage:     "thaw a paused container",
+		ArgsUsage: "<container-id>",
+		Action: withContainer(1, 1, func(_ *cli.Context, ctr *libbox.Container) error {
+			return ctr.Resume()
+		}),
+	}
 }

@@ -14,44 +14,46 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-var psCommand = &cli.Command{
-	Name:      "ps",
-	Usage:     "list the processes of a container",
-	ArgsUsage: "<container-id> [ps options]",
-	Description: `The table is the host's ps(1) output (ps -ef, or the ps options given
-after the id) restricted to the container's processes; --format json
-prints their host pids as a JSON list.`,
-	Flags: []cli.Flag{
-		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "table or json"},
-	},
-	Action: func(c *cli.Context) error {
-		if err := checkArgs(c, 1, -1); err != nil {
-			return err
-		}
-		format := c.String("format")
-		if format != "table" && format != "json" {
-			return fmt.Errorf("unknown --format %q: use table or json", format)
-		}
-		ctr, err := loadContainer(c)
-		if err != nil {
-			return err
-		}
-		pids, err := ctr.Processes()
-		if err != nil {
-			return err
-		}
-		if format == "json" {
-			if pids == nil {
-				pids = []int{}
+func psCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "ps",
+		Usage:     "list the processes of a container",
+		ArgsUsage: "<container-id> [ps options]",
+		Description: `The table is the host's ps(1) output (ps -ef, or the ps options given
+	after the id) restricted to the container's processes; --format json
+	prints their host pids as a JSON list.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "table or json"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := checkArgs(c, 1, -1); err != nil {
+				return err
 			}
-			return json.NewEncoder(os.Stdout).Encode(pids)
-		}
-		psArgs := c.Args().Tail()
-		if len(psArgs) == 0 {
-			psArgs = []string{"-ef"}
-		}
-		return psTable(psArgs, pids)
-	},
+			format := c.String("format")
+			if format != "table" && format != "json" {
+				return fmt.Errorf("unknown --format %q: use table or json", format)
+			}
+			ctr, err := loadContainer(c)
+			if err != nil {
+				return err
+			}
+			pids, err := ctr.Processes()
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				if pids == nil {
+					pids = []int{}
+				}
+				return json.NewEncoder(os.Stdout).Encode(pids)
+			}
+			psArgs := c.Args().Tail()
+			if len(psArgs) == 0 {
+				psArgs = []string{"-ef"}
+			}
+			return psTable(psArgs, pids)
+		},
+	}
 }
 
 // psTable runs ps with args and prints its header and the lines of pids.

@@ -10,36 +10,38 @@ import (
 	"github.com/nanobox-sandbox/nanobox-runc/libbox"
 )
 
-var runCommand = &cli.Command{
-	Name:      "run",
-	Usage:     "create and start a container, and by default wait for it in the foreground",
-	ArgsUsage: "<container-id>",
-	Description: `In the foreground, signals sent to nanobox-runc are forwarded to the
-container's init, and nanobox-runc exits with the container's exit status
-(128+N when it was killed by signal N). The container is deleted when it
-exits, unless --keep is given.`,
-	Flags: append([]cli.Flag{
-		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "start the container and exit without waiting"},
-		&cli.BoolFlag{Name: "keep", Usage: "do not delete the container after it exits"},
-		// runc makes a foreground run a child subreaper unless it is
-		// given; nanobox-runc never does, so the flag changes nothing.
-		&cli.BoolFlag{Name: "no-subreaper", Usage: "accepted for runc's command lines: nanobox-runc is never a subreaper"},
-	}, createFlags...),
-	Action: func(c *cli.Context) error {
-		code, err := runContainer(c)
-		var pe *libbox.ProgramError
-		if errors.As(err, &pe) {
-			// What init reported, as runc's init prints it on the
-			// container's stderr: one line, no prefix.
-			fatalLine(err, pe.Err.Error(), 1)
-		}
-		failSetup("run", err)
-		if err != nil {
-			return err
-		}
-		os.Exit(code)
-		return nil
-	},
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "create and start a container, and by default wait for it in the foreground",
+		ArgsUsage: "<container-id>",
+		Description: `In the foreground, signals sent to nanobox-runc are forwarded to the
+	container's init, and nanobox-runc exits with the container's exit status
+	(128+N when it was killed by signal N). The container is deleted when it
+	exits, unless --keep is given.`,
+		Flags: append([]cli.Flag{
+			&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "start the container and exit without waiting"},
+			&cli.BoolFlag{Name: "keep", Usage: "do not delete the container after it exits"},
+			// runc makes a foreground run a child subreaper unless it is
+			// given; nanobox-runc never does, so the flag changes nothing.
+			&cli.BoolFlag{Name: "no-subreaper", Usage: "accepted for runc's command lines: nanobox-runc is never a subreaper"},
+		}, createFlags()...),
+		Action: func(c *cli.Context) error {
+			code, err := runContainer(c)
+			var pe *libbox.ProgramError
+			if errors.As(err, &pe) {
+				// What init reported, as runc's init prints it on the
+				// container's stderr: one line, no prefix.
+				fatalLine(err, pe.Err.Error(), 1)
+			}
+			failSetup("run", err)
+			if err != nil {
+				return err
+			}
+			os.Exit(code)
+			return nil
+		},
+	}
 }
 
 // runContainer is create + start (+ wait, delete) and returns the exit code.

@@ -22,72 +22,74 @@ import (
 	"github.com/nanobox-sandbox/nanobox-runc/specconv"
 )
 
-var sandboxCommand = &cli.Command{
-	Name:      "sandbox",
-	Usage:     "run one program in a sandbox, with no bundle and no image",
-	ArgsUsage: "-- CMD [ARGS...]",
-	Description: `The program sees the host's /usr, /bin, /sbin, /lib* and /etc read-only
-(secrets such as /etc/shadow and ssh host keys hidden), a private /tmp,
-/proc and a minimal /dev, no network, only the environment given with
---env, and no capabilities. Its stdin, stdout and stderr are the caller's;
-nanobox-runc exits with the program's exit status (128+N when signal N
-killed it), 125 when the sandbox could not be set up, 126 when the
-program is not executable, 127 when it is not found.
+func sandboxCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "sandbox",
+		Usage:     "run one program in a sandbox, with no bundle and no image",
+		ArgsUsage: "-- CMD [ARGS...]",
+		Description: `The program sees the host's /usr, /bin, /sbin, /lib* and /etc read-only
+	(secrets such as /etc/shadow and ssh host keys hidden), a private /tmp,
+	/proc and a minimal /dev, no network, only the environment given with
+	--env, and no capabilities. Its stdin, stdout and stderr are the caller's;
+	nanobox-runc exits with the program's exit status (128+N when signal N
+	killed it), 125 when the sandbox could not be set up, 126 when the
+	program is not executable, 127 when it is not found.
 
---allow-net DOMAIN[:PORT] gives the program a network allowlist: it reaches
-the listed domains, through the runtime's resolver and proxy, and nothing
-else, also when it ignores proxy settings (docs/network.md).
+	--allow-net DOMAIN[:PORT] gives the program a network allowlist: it reaches
+	the listed domains, through the runtime's resolver and proxy, and nothing
+	else, also when it ignores proxy settings (docs/network.md).
 
-A limit that this host cannot enforce for the caller is an error naming
-the limit and the fix, unless --allow-degraded lists it; the report
-(--report) says how every limit was enforced. --check says what this host
-can enforce. The options have one JSON form (--options, docs/sandbox-
-contract.md); flags given with --options or --preset are applied on top.
+	A limit that this host cannot enforce for the caller is an error naming
+	the limit and the fix, unless --allow-degraded lists it; the report
+	(--report) says how every limit was enforced. --check says what this host
+	can enforce. The options have one JSON form (--options, docs/sandbox-
+	contract.md); flags given with --options or --preset are applied on top.
 
-Presets: --preset agent-executor[=WORKSPACE] (default: the current
-directory, read-write at /workspace), code-judge[=SUBMISSION] (read-only
-at /submission), data-analysis=INPUT,OUTPUT (/input read-only, /output
-read-write).`,
-	Flags: []cli.Flag{
-		&cli.StringFlag{Name: "preset", Usage: "start from a preset: agent-executor[=DIR], code-judge[=DIR], data-analysis=IN,OUT"},
-		&cli.StringFlag{Name: "options", Usage: "start from the options in this JSON `FILE` (- for stdin; the sandbox contract)"},
-		&cli.StringFlag{Name: "rootfs", Usage: "use `DIR` as the root (read-only) instead of the host's system directories"},
-		&cli.GenericFlag{Name: "mount", Value: &multiFlag{}, Usage: "bind-mount a host path: `SRC:DST[:ro|rw]` (read-write unless :ro; repeatable)"},
-		&cli.GenericFlag{Name: "tmpfs", Value: &multiFlag{}, Usage: "a private tmpfs: `DST[:SIZE]` (default size 64M; repeatable)"},
-		&cli.StringFlag{Name: "workdir", Usage: "working directory inside the sandbox (default /tmp)"},
-		&cli.GenericFlag{Name: "env", Value: &multiFlag{}, Usage: "set `K=V` in the program's environment, or pass the caller's value of K (repeatable; nothing else is passed)"},
-		&cli.StringFlag{Name: "user", Usage: "`UID[:GID]` inside the sandbox (default 0:0, with no capabilities)"},
-		&cli.StringFlag{Name: "memory", Usage: "memory limit, e.g. `256M` (K, M, G: powers of 1024)"},
-		&cli.StringFlag{Name: "cpus", Usage: "CPU limit, in `CPUS` (1.5)"},
-		&cli.StringFlag{Name: "pids", Usage: "limit on processes and threads at once: `N`"},
-		&cli.StringFlag{Name: "wall-time", Usage: "wall-clock limit from the program's start, e.g. `30s` (a number is seconds)"},
-		&cli.StringFlag{Name: "cpu-time", Usage: "CPU time limit, e.g. `10s`"},
-		&cli.StringFlag{Name: "open-files", Usage: "limit on open files per process: `N`"},
-		&cli.StringFlag{Name: "file-size", Usage: "limit on the size of a file written, e.g. `16M`"},
-		&cli.StringFlag{Name: "output-limit", Usage: "limit on stdout and stderr together, e.g. `1M` (past it the sandbox is killed)"},
-		&cli.BoolFlag{Name: "no-network", Usage: "no network: loopback only (the default)"},
-		&cli.StringFlag{Name: "network", Usage: "`none`, host, or allowlist (implied by --allow-net)"},
-		&cli.GenericFlag{Name: "allow-net", Value: &multiFlag{}, Usage: "let the program reach `DOMAIN[:PORT]` (*.example.com for its subdomains; ports 80 and 443 without a port; repeatable, or comma-separated), also when it ignores proxy settings"},
-		&cli.GenericFlag{Name: "deny-net", Value: &multiFlag{}, Usage: "never let it reach `DOMAIN[:PORT]`, whatever --allow-net says (every port without a port)"},
-		&cli.BoolFlag{Name: "allow-private-targets", Usage: "let allowed names lead to loopback, private, link-local and this host's addresses (refused otherwise)"},
-		&cli.GenericFlag{Name: "add-host", Value: &multiFlag{}, Usage: "resolve `NAME:ADDR` to ADDR on the host's side instead of looking it up (allowlist; repeatable)"},
-		&cli.StringFlag{Name: "seccomp", Usage: "system call filter: default, strict, none, or an OCI or Docker profile `FILE`"},
-		&cli.GenericFlag{Name: "allow-degraded", Value: &multiFlag{}, Usage: "let these limits be enforced by a weaker mechanism, or not at all, where this host cannot: `LIMIT[,LIMIT]` (memory, pids, cpus; namespaces)"},
-		&cli.StringFlag{Name: "report", Usage: "write the execution report to `FILE` (- for stderr, after the program's output)"},
-		&cli.StringFlag{Name: "report-format", Value: "json", Usage: "report format: json or isolate (isolate's meta file)"},
-		&cli.BoolFlag{Name: "check", Usage: "say what this host can enforce for the caller, and the fix for what it cannot"},
-		&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "give the program a terminal of its own (a pty in the sandbox), relayed to this one in raw mode"},
-		&cli.StringFlag{Name: "tty-size", Usage: "`ROWSxCOLS`: the size --tty's terminal starts with (default: this process's terminal's, else 24x80)"},
-		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "start the program and return: the sandbox is a container named --name under --root, for exec, ps, kill, delete and mount"},
-		&cli.StringFlag{Name: "name", Usage: "the `ID` of a --detach sandbox"},
-		&cli.BoolFlag{Name: "print-options", Usage: "print the options (JSON) the other flags describe, and run nothing"},
-		&cli.BoolFlag{Name: "die-with-parent", Usage: "end the run (the whole sandbox killed, the report written) when the process that started nanobox-runc exits, even by SIGKILL"},
-		&cli.BoolFlag{Name: "validate", Usage: "check the options against this host as a run would (every field, mount source and limit), and run nothing: exit 0, or 125 with the error (and its --report)"},
-	},
-	Action: func(c *cli.Context) error {
-		os.Exit(runSandbox(c))
-		return nil
-	},
+	Presets: --preset agent-executor[=WORKSPACE] (default: the current
+	directory, read-write at /workspace), code-judge[=SUBMISSION] (read-only
+	at /submission), data-analysis=INPUT,OUTPUT (/input read-only, /output
+	read-write).`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "preset", Usage: "start from a preset: agent-executor[=DIR], code-judge[=DIR], data-analysis=IN,OUT"},
+			&cli.StringFlag{Name: "options", Usage: "start from the options in this JSON `FILE` (- for stdin; the sandbox contract)"},
+			&cli.StringFlag{Name: "rootfs", Usage: "use `DIR` as the root (read-only) instead of the host's system directories"},
+			&cli.GenericFlag{Name: "mount", Value: &multiFlag{}, Usage: "bind-mount a host path: `SRC:DST[:ro|rw]` (read-write unless :ro; repeatable)"},
+			&cli.GenericFlag{Name: "tmpfs", Value: &multiFlag{}, Usage: "a private tmpfs: `DST[:SIZE]` (default size 64M; repeatable)"},
+			&cli.StringFlag{Name: "workdir", Usage: "working directory inside the sandbox (default /tmp)"},
+			&cli.GenericFlag{Name: "env", Value: &multiFlag{}, Usage: "set `K=V` in the program's environment, or pass the caller's value of K (repeatable; nothing else is passed)"},
+			&cli.StringFlag{Name: "user", Usage: "`UID[:GID]` inside the sandbox (default 0:0, with no capabilities)"},
+			&cli.StringFlag{Name: "memory", Usage: "memory limit, e.g. `256M` (K, M, G: powers of 1024)"},
+			&cli.StringFlag{Name: "cpus", Usage: "CPU limit, in `CPUS` (1.5)"},
+			&cli.StringFlag{Name: "pids", Usage: "limit on processes and threads at once: `N`"},
+			&cli.StringFlag{Name: "wall-time", Usage: "wall-clock limit from the program's start, e.g. `30s` (a number is seconds)"},
+			&cli.StringFlag{Name: "cpu-time", Usage: "CPU time limit, e.g. `10s`"},
+			&cli.StringFlag{Name: "open-files", Usage: "limit on open files per process: `N`"},
+			&cli.StringFlag{Name: "file-size", Usage: "limit on the size of a file written, e.g. `16M`"},
+			&cli.StringFlag{Name: "output-limit", Usage: "limit on stdout and stderr together, e.g. `1M` (past it the sandbox is killed)"},
+			&cli.BoolFlag{Name: "no-network", Usage: "no network: loopback only (the default)"},
+			&cli.StringFlag{Name: "network", Usage: "`none`, host, or allowlist (implied by --allow-net)"},
+			&cli.GenericFlag{Name: "allow-net", Value: &multiFlag{}, Usage: "let the program reach `DOMAIN[:PORT]` (*.example.com for its subdomains; ports 80 and 443 without a port; repeatable, or comma-separated), also when it ignores proxy settings"},
+			&cli.GenericFlag{Name: "deny-net", Value: &multiFlag{}, Usage: "never let it reach `DOMAIN[:PORT]`, whatever --allow-net says (every port without a port)"},
+			&cli.BoolFlag{Name: "allow-private-targets", Usage: "let allowed names lead to loopback, private, link-local and this host's addresses (refused otherwise)"},
+			&cli.GenericFlag{Name: "add-host", Value: &multiFlag{}, Usage: "resolve `NAME:ADDR` to ADDR on the host's side instead of looking it up (allowlist; repeatable)"},
+			&cli.StringFlag{Name: "seccomp", Usage: "system call filter: default, strict, none, or an OCI or Docker profile `FILE`"},
+			&cli.GenericFlag{Name: "allow-degraded", Value: &multiFlag{}, Usage: "let these limits be enforced by a weaker mechanism, or not at all, where this host cannot: `LIMIT[,LIMIT]` (memory, pids, cpus; namespaces)"},
+			&cli.StringFlag{Name: "report", Usage: "write the execution report to `FILE` (- for stderr, after the program's output)"},
+			&cli.StringFlag{Name: "report-format", Value: "json", Usage: "report format: json or isolate (isolate's meta file)"},
+			&cli.BoolFlag{Name: "check", Usage: "say what this host can enforce for the caller, and the fix for what it cannot"},
+			&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "give the program a terminal of its own (a pty in the sandbox), relayed to this one in raw mode"},
+			&cli.StringFlag{Name: "tty-size", Usage: "`ROWSxCOLS`: the size --tty's terminal starts with (default: this process's terminal's, else 24x80)"},
+			&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "start the program and return: the sandbox is a container named --name under --root, for exec, ps, kill, delete and mount"},
+			&cli.StringFlag{Name: "name", Usage: "the `ID` of a --detach sandbox"},
+			&cli.BoolFlag{Name: "print-options", Usage: "print the options (JSON) the other flags describe, and run nothing"},
+			&cli.BoolFlag{Name: "die-with-parent", Usage: "end the run (the whole sandbox killed, the report written) when the process that started nanobox-runc exits, even by SIGKILL"},
+			&cli.BoolFlag{Name: "validate", Usage: "check the options against this host as a run would (every field, mount source and limit), and run nothing: exit 0, or 125 with the error (and its --report)"},
+		},
+		Action: func(c *cli.Context) error {
+			os.Exit(runSandbox(c))
+			return nil
+		},
+	}
 }
 
 // multiFlag is a repeatable flag whose values are kept as given (the

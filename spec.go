@@ -14,52 +14,54 @@ import (
 	"github.com/nanobox-sandbox/nanobox-runc/specconv"
 )
 
-var specCommand = &cli.Command{
-	Name:  "spec",
-	Usage: "create a new specification file",
-	Description: `The spec command writes a config.json for a bundle: a starting point to
-edit, the same default configuration runc writes. It refuses to replace an
-existing config.json.
+func specCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "spec",
+		Usage: "create a new specification file",
+		Description: `The spec command writes a config.json for a bundle: a starting point to
+	edit, the same default configuration runc writes. It refuses to replace an
+	existing config.json.
 
-A bundle is a directory with config.json and the root filesystem it names
-(root.path, "rootfs" by default), for example:
+	A bundle is a directory with config.json and the root filesystem it names
+	(root.path, "rootfs" by default), for example:
 
-    mkdir -p bundle/rootfs
-    docker export $(docker create busybox) | tar -C bundle/rootfs -x
-    nanobox-runc spec --bundle bundle
-    nanobox-runc run --bundle bundle mycontainer`,
-	Flags: []cli.Flag{
-		&cli.StringFlag{
-			Name:    "bundle",
-			Aliases: []string{"b"},
-			Value:   ".",
-			Usage:   "directory to write config.json in",
+	    mkdir -p bundle/rootfs
+	    docker export $(docker create busybox) | tar -C bundle/rootfs -x
+	    nanobox-runc spec --bundle bundle
+	    nanobox-runc run --bundle bundle mycontainer`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{
+				Name:    "bundle",
+				Aliases: []string{"b"},
+				Value:   ".",
+				Usage:   "directory to write config.json in",
+			},
+			&cli.BoolFlag{
+				Name:  "rootless",
+				Usage: "write a configuration for a container run without root",
+			},
+			&cli.StringFlag{
+				Name:  "preset",
+				Usage: "write the sandbox of a preset instead: agent-executor[=DIR], code-judge[=DIR], data-analysis=IN,OUT (as `nanobox-runc sandbox --preset`)",
+			},
 		},
-		&cli.BoolFlag{
-			Name:  "rootless",
-			Usage: "write a configuration for a container run without root",
-		},
-		&cli.StringFlag{
-			Name:  "preset",
-			Usage: "write the sandbox of a preset instead: agent-executor[=DIR], code-judge[=DIR], data-analysis=IN,OUT (as `nanobox-runc sandbox --preset`)",
-		},
-	},
-	Action: func(ctx *cli.Context) error {
-		if err := checkArgs(ctx, 0, 0); err != nil {
-			return err
-		}
-		if p := ctx.String("preset"); p != "" {
-			if ctx.Bool("rootless") {
-				return errors.New("--preset maps the sandbox's user to the ids of whoever runs spec: run spec --preset, without --rootless, as the user who will run the bundle")
+		Action: func(ctx *cli.Context) error {
+			if err := checkArgs(ctx, 0, 0); err != nil {
+				return err
 			}
-			return writePresetSpec(ctx.String("bundle"), p)
-		}
-		spec := specconv.Example()
-		if ctx.Bool("rootless") {
-			specconv.ToRootless(spec)
-		}
-		return specconv.WriteSpec(ctx.String("bundle"), spec)
-	},
+			if p := ctx.String("preset"); p != "" {
+				if ctx.Bool("rootless") {
+					return errors.New("--preset maps the sandbox's user to the ids of whoever runs spec: run spec --preset, without --rootless, as the user who will run the bundle")
+				}
+				return writePresetSpec(ctx.String("bundle"), p)
+			}
+			spec := specconv.Example()
+			if ctx.Bool("rootless") {
+				specconv.ToRootless(spec)
+			}
+			return specconv.WriteSpec(ctx.String("bundle"), spec)
+		},
+	}
 }
 
 // writePresetSpec writes the sandbox of preset (NAME[=DIR[,DIR]]) as the

@@ -11,21 +11,23 @@ import (
 	"github.com/nanobox-sandbox/nanobox-runc/libbox"
 )
 
-var stateCommand = &cli.Command{
-	Name:      "state",
-	Usage:     "print the OCI state of a container as JSON",
-	ArgsUsage: "<container-id>",
-	Action: withLightContainer(1, 1, func(_ *cli.Context, ctr *libbox.LightContainer) error {
-		st := runcStateOf(ctr.State())
-		// runc's state leaves the owner empty; only list fills it in.
-		st.Owner = ""
-		b, err := json.MarshalIndent(st, "", "  ")
-		if err != nil {
-			return fmt.Errorf("encode state: %w", err)
-		}
-		_, err = fmt.Fprintln(os.Stdout, string(b))
-		return err
-	}),
+func stateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "state",
+		Usage:     "print the OCI state of a container as JSON",
+		ArgsUsage: "<container-id>",
+		Action: withLightContainer(1, 1, func(_ *cli.Context, ctr *libbox.LightContainer) error {
+			st := runcStateOf(ctr.State())
+			// runc's state leaves the owner empty; only list fills it in.
+			st.Owner = ""
+			b, err := json.MarshalIndent(st, "", "  ")
+			if err != nil {
+				return fmt.Errorf("encode state: %w", err)
+			}
+			_, err = fmt.Fprintln(os.Stdout, string(b))
+			return err
+		}),
+	}
 }
 
 // runcState is the state as `state` and `list --format json` print it:

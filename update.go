@@ -17,60 +17,62 @@ import (
 	"github.com/nanobox-sandbox/nanobox-runc/specconv"
 )
 
-var updateCommand = &cli.Command{
-	Name:      "update",
-	Usage:     "change the resource limits of a created, running or paused container",
-	ArgsUsage: "<container-id>",
-	Description: `Either --resources, with the linux.resources object of the OCI runtime
-spec as JSON (podman passes a file, containerd "-" for stdin), or the
-flags (runc's set and spellings; they may also follow the id). Only the
-settings given change; device rules cannot be updated. Sizes take a k, m,
-g, t or p suffix (powers of 1024); -1 lifts a limit.
+func updateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "update",
+		Usage:     "change the resource limits of a created, running or paused container",
+		ArgsUsage: "<container-id>",
+		Description: `Either --resources, with the linux.resources object of the OCI runtime
+	spec as JSON (podman passes a file, containerd "-" for stdin), or the
+	flags (runc's set and spellings; they may also follow the id). Only the
+	settings given change; device rules cannot be updated. Sizes take a k, m,
+	g, t or p suffix (powers of 1024); -1 lifts a limit.
 
---allow-net, --deny-net, --allow-private-targets and --add-host change the
-rules of a container's (or, with --root, a running sandbox's) network
-allowlist, for new connections; see docs/network.md.`,
-	Flags: append([]cli.Flag{
-		&cli.StringFlag{Name: "resources", Aliases: []string{"r"}, Usage: `file with linux.resources JSON, or "-" for stdin`},
-		&cli.StringFlag{Name: "blkio-weight", Usage: "block I/O weight, 10 to 1000"},
-		&cli.StringFlag{Name: "cpu-period", Usage: "CPU CFS period in microseconds (0: the system default)"},
-		&cli.StringFlag{Name: "cpu-quota", Usage: "CPU time in microseconds per period (-1: unlimited)"},
-		&cli.StringFlag{Name: "cpu-burst", Usage: "CPU time in microseconds a period may borrow from earlier ones"},
-		&cli.StringFlag{Name: "cpu-share", Aliases: []string{"cpu-shares"}, Usage: "relative CPU weight (cgroup v1 shares; converted to cpu.weight on v2)"},
-		&cli.StringFlag{Name: "cpu-rt-period", Usage: "CPU realtime period in microseconds"},
-		&cli.StringFlag{Name: "cpu-rt-runtime", Usage: "CPU realtime time in microseconds per realtime period"},
-		&cli.StringFlag{Name: "cpu-idle", Usage: "1: the cgroup's tasks are SCHED_IDLE; 0: the default"},
-		&cli.StringFlag{Name: "cpuset-cpus", Usage: `CPUs the container may run on, e.g. "0-2,4"`},
-		&cli.StringFlag{Name: "cpuset-mems", Usage: "memory nodes the container may use"},
-		&cli.StringFlag{Name: "memory", Usage: "memory limit in bytes (-1: unlimited)"},
-		&cli.StringFlag{Name: "memory-reservation", Usage: "memory soft limit in bytes"},
-		&cli.StringFlag{Name: "memory-swap", Usage: "memory plus swap limit in bytes (-1: unlimited swap)"},
-		&cli.StringFlag{Name: "pids-limit", Usage: "maximum number of processes (-1: unlimited; 0 is taken as 1, as in runc)"},
-		&cli.StringFlag{Name: "l3-cache-schema", Usage: "Intel RDT/CAT L3 cache schema (not supported)"},
-		&cli.StringFlag{Name: "mem-bw-schema", Usage: "Intel RDT/MBA memory bandwidth schema (not supported)"},
-		// Obsolete in runc too: accepted, ignored with a warning.
-		&cli.StringFlag{Name: "kernel-memory", Hidden: true},
-		&cli.StringFlag{Name: "kernel-memory-tcp", Hidden: true},
-	}, netUpdateFlags...),
-	Action: withContainer(1, 1, func(c *cli.Context, ctr *libbox.Container) error {
-		if netUpdateGiven(c) {
-			if err := updateNetwork(c, ctr); err != nil {
+	--allow-net, --deny-net, --allow-private-targets and --add-host change the
+	rules of a container's (or, with --root, a running sandbox's) network
+	allowlist, for new connections; see docs/network.md.`,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "resources", Aliases: []string{"r"}, Usage: `file with linux.resources JSON, or "-" for stdin`},
+			&cli.StringFlag{Name: "blkio-weight", Usage: "block I/O weight, 10 to 1000"},
+			&cli.StringFlag{Name: "cpu-period", Usage: "CPU CFS period in microseconds (0: the system default)"},
+			&cli.StringFlag{Name: "cpu-quota", Usage: "CPU time in microseconds per period (-1: unlimited)"},
+			&cli.StringFlag{Name: "cpu-burst", Usage: "CPU time in microseconds a period may borrow from earlier ones"},
+			&cli.StringFlag{Name: "cpu-share", Aliases: []string{"cpu-shares"}, Usage: "relative CPU weight (cgroup v1 shares; converted to cpu.weight on v2)"},
+			&cli.StringFlag{Name: "cpu-rt-period", Usage: "CPU realtime period in microseconds"},
+			&cli.StringFlag{Name: "cpu-rt-runtime", Usage: "CPU realtime time in microseconds per realtime period"},
+			&cli.StringFlag{Name: "cpu-idle", Usage: "1: the cgroup's tasks are SCHED_IDLE; 0: the default"},
+			&cli.StringFlag{Name: "cpuset-cpus", Usage: `CPUs the container may run on, e.g. "0-2,4"`},
+			&cli.StringFlag{Name: "cpuset-mems", Usage: "memory nodes the container may use"},
+			&cli.StringFlag{Name: "memory", Usage: "memory limit in bytes (-1: unlimited)"},
+			&cli.StringFlag{Name: "memory-reservation", Usage: "memory soft limit in bytes"},
+			&cli.StringFlag{Name: "memory-swap", Usage: "memory plus swap limit in bytes (-1: unlimited swap)"},
+			&cli.StringFlag{Name: "pids-limit", Usage: "maximum number of processes (-1: unlimited; 0 is taken as 1, as in runc)"},
+			&cli.StringFlag{Name: "l3-cache-schema", Usage: "Intel RDT/CAT L3 cache schema (not supported)"},
+			&cli.StringFlag{Name: "mem-bw-schema", Usage: "Intel RDT/MBA memory bandwidth schema (not supported)"},
+			// Obsolete in runc too: accepted, ignored with a warning.
+			&cli.StringFlag{Name: "kernel-memory", Hidden: true},
+			&cli.StringFlag{Name: "kernel-memory-tcp", Hidden: true},
+		}, netUpdateFlags()...),
+		Action: withContainer(1, 1, func(c *cli.Context, ctr *libbox.Container) error {
+			if netUpdateGiven(c) {
+				if err := updateNetwork(c, ctr); err != nil {
+					return err
+				}
+				if !resourcesGiven(c) {
+					return nil
+				}
+			}
+			r, err := updateRequest(c)
+			if err != nil {
 				return err
 			}
-			if !resourcesGiven(c) {
-				return nil
+			res, err := specconv.UpdateResources(ctr.Config().Resources, r)
+			if err != nil {
+				return err
 			}
-		}
-		r, err := updateRequest(c)
-		if err != nil {
-			return err
-		}
-		res, err := specconv.UpdateResources(ctr.Config().Resources, r)
-		if err != nil {
-			return err
-		}
-		return ctr.Update(res)
-	}),
+			return ctr.Update(res)
+		}),
+	}
 }
 
 // resourcesGiven: update has something to change in linux.resources.

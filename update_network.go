@@ -6,12 +6,14 @@ import (
 	"github.com/nanobox-sandbox/nanobox-runc/libbox"
 )
 
-// netUpdateFlags change a running container's network allowlist.
-var netUpdateFlags = []cli.Flag{
-	&cli.GenericFlag{Name: "allow-net", Value: &multiFlag{}, Usage: "replace the allow rules with these `DOMAIN[:PORT]` rules (repeatable, or comma-separated; \"\" for none)"},
-	&cli.GenericFlag{Name: "deny-net", Value: &multiFlag{}, Usage: "replace the deny rules with these `DOMAIN[:PORT]` rules (\"\" for none)"},
-	&cli.BoolFlag{Name: "allow-private-targets", Usage: "let allowed names lead to private addresses (=false to refuse them again)"},
-	&cli.GenericFlag{Name: "add-host", Value: &multiFlag{}, Usage: "resolve `NAME:ADDR` on the host's side (added to the current ones)"},
+// netUpdateFlags are the flags that change a running container's network allowlist.
+func netUpdateFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.GenericFlag{Name: "allow-net", Value: &multiFlag{}, Usage: "replace the allow rules with these `DOMAIN[:PORT]` rules (repeatable, or comma-separated; \"\" for none)"},
+		&cli.GenericFlag{Name: "deny-net", Value: &multiFlag{}, Usage: "replace the deny rules with these `DOMAIN[:PORT]` rules (\"\" for none)"},
+		&cli.BoolFlag{Name: "allow-private-targets", Usage: "let allowed names lead to private addresses (=false to refuse them again)"},
+		&cli.GenericFlag{Name: "add-host", Value: &multiFlag{}, Usage: "resolve `NAME:ADDR` on the host's side (added to the current ones)"},
+	}
 }
 
 func netUpdateGiven(c *cli.Context) bool {

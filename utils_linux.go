@@ -164,14 +164,16 @@ func loadConfig(c *cli.Context, rootless bool) (*libbox.Config, error) {
 }
 
 // createFlags are shared by create and run.
-var createFlags = []cli.Flag{
-	&cli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Usage: "path to the bundle directory (default: the current directory)"},
-	&cli.StringFlag{Name: "pid-file", Usage: "write the init process's pid to this file"},
-	&cli.StringFlag{Name: "console-socket", Usage: "AF_UNIX socket path to send the pty master to, when process.terminal is true"},
-	&cli.StringFlag{Name: "pidfd-socket", Usage: "AF_UNIX socket path to send a pidfd of the container's init to"},
-	&cli.IntFlag{Name: "preserve-fds", Usage: "pass this many file descriptors beyond stdio (3, 4, ...) to the container"},
-	&cli.BoolFlag{Name: "no-pivot", Usage: "do not use pivot_root (for a rootfs on ramfs)"},
-	&cli.BoolFlag{Name: "no-new-keyring", Usage: "keep the caller's session keyring instead of a new one"},
+func createFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Usage: "path to the bundle directory (default: the current directory)"},
+		&cli.StringFlag{Name: "pid-file", Usage: "write the init process's pid to this file"},
+		&cli.StringFlag{Name: "console-socket", Usage: "AF_UNIX socket path to send the pty master to, when process.terminal is true"},
+		&cli.StringFlag{Name: "pidfd-socket", Usage: "AF_UNIX socket path to send a pidfd of the container's init to"},
+		&cli.IntFlag{Name: "preserve-fds", Usage: "pass this many file descriptors beyond stdio (3, 4, ...) to the container"},
+		&cli.BoolFlag{Name: "no-pivot", Usage: "do not use pivot_root (for a rootfs on ramfs)"},
+		&cli.BoolFlag{Name: "no-new-keyring", Usage: "keep the caller's session keyring instead of a new one"},
+	}
 }
 
 // createContainer is the shared body of create and run. consoleSocket, from
