@@ -52,7 +52,7 @@ fi
 # bats keeps the CLI's cgroup paths. Out: what does not depend on the
 # cgroup version (ps, delete after SIGKILL, the cpu-time limit, which is
 # an rlimit) and the second frozen-parent case.
-FILTER=${CGROUP2_FILTER-'sandbox: limit cpus|shows the own cgroup|cpu quota|deny-all device|device access strings as runc|cgroupsPath absolute|kill --all signals every|without a delegated subtree|raise the memory|cpu shares|pause stops progress|paused container kills|events --stats returns|keys, and pressure|events reports an OOM|a memory hog under|a fork bomb under|cannot enforce|kernel refuses|too small for init|pre-frozen|already holds a process|pids limit holds for exec|pids limits of 0|pids limit 1: a created|pids limit 2 holds|a pids limit of 0 is taken'}
+FILTER=${CGROUP2_FILTER-'sandbox: limit cpus|shows the own cgroup|cpu quota|deny-all device|device access strings as runc|device node made inside|cgroupsPath absolute|kill --all signals every|without a delegated subtree|raise the memory|cpu shares|pause stops progress|paused container kills|events --stats returns|keys, and pressure|events reports an OOM|a memory hog under|a fork bomb under|cannot enforce|kernel refuses|too small for init|pre-frozen|already holds a process|pids limit holds for exec|pids limits of 0|pids limit 1: a created|pids limit 2 holds|a pids limit of 0 is taken'}
 # Rootless, the ones whose outcome depends on the delegated subtree: where
 # the cgroup goes, and that its limits, freezer and OOM events work there.
 # The rest does the same cgroup writes as root. CGROUP2_ROOTLESS_FILTER=''
