@@ -39,8 +39,9 @@ func SetV1(path string, r *cgroups.Resources) error {
 		}
 		i = j
 	}
-	// What the kernel has now must be what was asked for; it says only
-	// whether a cgroup that allows by default has any exceptions.
+	// What the kernel has now must be what was asked for. Of a cgroup
+	// that allows by default, the list shows only that, not the
+	// exceptions.
 	after, err := readV1(path)
 	if err != nil {
 		return err
