@@ -18,8 +18,6 @@
 #   delete 2-3            delete of a created container succeeds, as runc's
 #   linux_cgroups_{blkio,hugetlb,network}  (no plan) as the relative ones
 #   hooks_stdin 1         prestart hooks see status "creating", as runc's
-#   linux_cgroups_*devices 3  devices.list order: the cgroups library writes
-#                         an equivalent minimal transition
 #   linux_cgroups_*memory kernel, kernelTCP: obsolete, ignored with a warning
 #   linux_cgroups_*pids 3 the suite compares two *int64 pointers
 #   linux_cgroups_relative_{blkio,hugetlb,network}  the host lacks
@@ -28,16 +26,13 @@
 #   misc_props 1          the bundle has no /runtimetest to run
 #   pidfile 1, killsig    the suite kills a stopped container; 5 s deadlines
 #   process_capabilities  CAP_SYS_RESOURCE, which root lacks on the host
-#   process_rlimits 13    the suite's runtimetest is a Go program, and Go
-#                         raises its own soft RLIMIT_NOFILE to the hard one
-#   start 7               runc 1.1.5 fails it the same way (no diagnostic)
-#                         (runc cannot start the container at all)
 #   process_rlimits 13    runtimetest's Go runtime raises its own soft
-#                         RLIMIT_NOFILE to hard-1
+#                         RLIMIT_NOFILE (to the hard limit, or hard-1)
 #   process_rlimits_fail  passes: prints no plan when the runtime refuses
 #   hooks, prestart       (diagnostic only) the suite expects hook output it
 #                         never writes; prestart hooks after start (pre-1.0)
 #   start 7               the suite wants create without process to succeed
+#                         (runc 1.1.5 fails it the same way, no diagnostic)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)

@@ -99,6 +99,11 @@ func (k Key) String() string {
 type State struct {
 	AllowByDefault bool
 	Exceptions     map[Key]Access
+	// order is the exceptions' keys in the order the kernel lists them:
+	// a key goes to the end when it is added, and out when its last
+	// access is taken away (Apply keeps it; a State made otherwise has
+	// none, and its exceptions are in sortedKeys' order).
+	order []Key
 }
 
 // Build applies rules, in order, to a State that denies every device.
@@ -135,6 +140,9 @@ func (s *State) Apply(r *devices.Rule) error {
 		if s.Exceptions == nil {
 			s.Exceptions = make(map[Key]Access)
 		}
+		if _, ok := s.Exceptions[k]; !ok {
+			s.order = append(s.order, k)
+		}
 		s.Exceptions[k] |= a
 		return nil
 	}
@@ -157,8 +165,9 @@ func (s *State) Apply(r *devices.Rule) error {
 	}
 	if left := s.Exceptions[k] &^ a; left != 0 {
 		s.Exceptions[k] = left
-	} else {
+	} else if _, ok := s.Exceptions[k]; ok {
 		delete(s.Exceptions, k)
+		s.order = slices.DeleteFunc(s.order, func(o Key) bool { return o == k })
 	}
 	return nil
 }
@@ -189,6 +198,15 @@ func (s *State) Allows(typ devices.Type, major, minor int64, a Access) bool {
 // Equal reports whether two states are the same.
 func (s *State) Equal(o *State) bool {
 	return s.AllowByDefault == o.AllowByDefault && maps.Equal(s.Exceptions, o.Exceptions)
+}
+
+// keys are the exceptions' keys in the kernel's order when Apply made
+// them, else sorted.
+func (s *State) keys() []Key {
+	if len(s.order) == len(s.Exceptions) {
+		return s.order
+	}
+	return sortedKeys(s.Exceptions)
 }
 
 // sortedKeys are the exceptions' keys in a fixed order (numbers, then
@@ -274,7 +292,10 @@ func Transition(from, to *State) []V1Write {
 	}
 	// An exception of to goes against its default: it is written to the
 	// file of the opposite verb, and taken back through the other one.
-	for _, k := range sortedKeys(to.Exceptions) {
+	// New ones are written in to's order, so that the kernel lists a new
+	// cgroup's exceptions in the order of the rules that made them (the
+	// runtime spec: entries are applied in the listed order).
+	for _, k := range to.keys() {
 		if gained := to.Exceptions[k] &^ old[k]; gained != 0 {
 			ws = append(ws, V1Write{Allow: !to.AllowByDefault, Line: k.String() + " " + gained.String()})
 		}

@@ -2,6 +2,7 @@ package devcg
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -272,5 +273,39 @@ func TestTransitionFiles(t *testing.T) {
 	got = Transition(&State{AllowByDefault: true}, &State{AllowByDefault: true, Exceptions: map[Key]Access{{'b', w, w}: Read}})
 	if len(got) != 2 || got[0] != (V1Write{Allow: true, Line: "a *:* rwm"}) || got[1] != (V1Write{Allow: false, Line: "b *:* r"}) {
 		t.Fatalf("allow by default: %v", got)
+	}
+}
+
+// A new cgroup gets its exceptions in the order of the rules that made
+// them, which is the order the kernel lists them in (runtime-tools'
+// linux_cgroups_devices checks devices.list against the config's order).
+func TestTransitionKeepsRuleOrder(t *testing.T) {
+	to, err := Build([]*devices.Rule{
+		rule(false, 'a', w, w, "rwm"),
+		rule(true, 'c', 10, 229, "rwm"), rule(true, 'b', 8, 20, "rw"), rule(true, 'b', 10, 200, "r"),
+		rule(true, 'c', w, w, "m"),
+		// Taken away entirely and made again: to the end, as in the kernel.
+		rule(true, 'c', 1, 3, "r"), rule(true, 'c', 1, 5, "r"), rule(false, 'c', 1, 3, "r"), rule(true, 'c', 1, 3, "w"),
+		// Widened: stays where it was.
+		rule(true, 'b', 8, 20, "m"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, wr := range Transition(&State{AllowByDefault: true}, to) {
+		got = append(got, wr.Line)
+	}
+	want := []string{"a *:* rwm", "c 10:229 rwm", "b 8:20 rwm", "b 10:200 r", "c *:* m", "c 1:5 r", "c 1:3 w"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("writes %q, want %q", got, want)
+	}
+	// The kernel's list read back keeps that order too.
+	s, err := ParseList("c 10:229 rwm\nb 8:20 rw\nc *:* m\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := s.keys(); !slices.Equal(k, []Key{{'c', 10, 229}, {'b', 8, 20}, {'c', w, w}}) {
+		t.Fatalf("ParseList's order %v", k)
 	}
 }
