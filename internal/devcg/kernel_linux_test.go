@@ -223,3 +223,56 @@ func TestSetV1(t *testing.T) {
 	}
 	wantOpened(t, probe(), "/dev/zero r", "/dev/zero w", "/dev/zero rw", "/dev/full r", "/dev/full w", "/dev/full rw")
 }
+
+// Every device program attached before goes, however many there are: two
+// deny-everything programs attached beside each other (as systemd or an
+// earlier runtime might leave them) would otherwise still refuse what the
+// new rules allow, since the kernel lets an access through only when
+// every program does.
+func TestSetV2ReplacesEveryOldProgram(t *testing.T) {
+	requireRoot(t)
+	mnt := cgroup2Mount(t)
+	if mnt == "" {
+		t.Skip("no cgroup v2 hierarchy is mounted here")
+	}
+	dir := mkCgroup(t, mnt, "v2-old")
+	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	denyAll, err := Program(&State{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		prog, err := loadProgram(denyAll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = attach(fd, prog, -1, unix.BPF_F_ALLOW_MULTI)
+		unix.Close(prog)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	probe := func() []string {
+		cmd := exec.Command("/bin/sh", append([]string{"-c", probeScript, "sh"}, probeDevices...)...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+		return opened(t, cmd)
+	}
+	wantOpened(t, probe())
+
+	if err := SetV2(dir, resources(rule(true, 'a', w, w, "rwm"))); err != nil {
+		t.Fatal(err)
+	}
+	progs, err := attachedPrograms(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeAll(progs)
+	if len(progs) != 1 {
+		t.Fatalf("%d device programs attached after SetV2, want 1", len(progs))
+	}
+	wantOpened(t, probe(), "/dev/null r", "/dev/null w", "/dev/null rw", "/dev/zero r", "/dev/zero w", "/dev/zero rw", "/dev/full r", "/dev/full w", "/dev/full rw")
+}

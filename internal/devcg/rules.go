@@ -195,6 +195,29 @@ func (s *State) Allows(typ devices.Type, major, minor int64, a Access) bool {
 	return s.AllowByDefault
 }
 
+// String is the state as devices.list would show it: "a *:* rwm" for a
+// default that allows (and the exceptions the list would not show), else
+// the exceptions, or "nothing" for none.
+func (s *State) String() string {
+	var b strings.Builder
+	if s.AllowByDefault {
+		b.WriteString("a *:* rwm")
+	}
+	for _, k := range s.keys() {
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		if s.AllowByDefault {
+			b.WriteString("deny ")
+		}
+		b.WriteString(k.String() + " " + s.Exceptions[k].String())
+	}
+	if b.Len() == 0 {
+		return "nothing"
+	}
+	return b.String()
+}
+
 // Equal reports whether two states are the same.
 func (s *State) Equal(o *State) bool {
 	return s.AllowByDefault == o.AllowByDefault && maps.Equal(s.Exceptions, o.Exceptions)

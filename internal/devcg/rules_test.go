@@ -309,3 +309,23 @@ func TestTransitionKeepsRuleOrder(t *testing.T) {
 		t.Fatalf("ParseList's order %v", k)
 	}
 }
+
+func TestStateString(t *testing.T) {
+	for _, tc := range []struct {
+		rules []*devices.Rule
+		want  string
+	}{
+		{nil, "nothing"},
+		{[]*devices.Rule{rule(true, 'a', w, w, "rwm")}, "a *:* rwm"},
+		{[]*devices.Rule{rule(true, 'c', 1, 3, "wr"), rule(true, 'b', w, w, "m")}, "c 1:3 rw, b *:* m"},
+		{[]*devices.Rule{rule(true, 'a', w, w, "rwm"), rule(false, 'c', 1, 11, "w")}, "a *:* rwm, deny c 1:11 w"},
+	} {
+		s, err := Build(tc.rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.String(); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+}

@@ -47,7 +47,8 @@ func SetV1(path string, r *cgroups.Resources) error {
 		return err
 	}
 	if after.AllowByDefault != target.AllowByDefault || (!target.AllowByDefault && !after.Equal(target)) {
-		return fmt.Errorf("the devices cgroup %s does not hold the device rules after writing them", path)
+		return fmt.Errorf("the devices cgroup %s does not hold the device rules after writing them (it lists %s, the rules make %s): its parent may not allow what they allow, or another process changed it at the same time",
+			path, after, target)
 	}
 	return nil
 }
