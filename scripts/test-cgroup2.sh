@@ -64,10 +64,9 @@ filter=() rootless_filter=()
 # Per-test times in the TAP lines: what keeps this stage within CI's budget.
 export NANOBOX_BATS_TIMING=1
 cp -a "$NANOBOX_HOST_BUSYBOX" /tmp/busybox-rootfs
-# uid 1000 runs the unit tests too: the binary may be under the host's 0700
-# home.
+# The unit test binaries go where unit_tests runs them from, /tmp/PKG.test:
+# uid 1000 runs them too, and the host's copies may be under a 0700 home.
 cp "$NANOBOX_LIBBOX_TEST" /tmp/libbox.test
-export NANOBOX_LIBBOX_TEST=/tmp/libbox.test
 cp "$NANOBOX_DEVCG_TEST" /tmp/devcg.test
 export NANOBOX_BUSYBOX_CACHE=/tmp/busybox-rootfs
 # The client stage runs with the default suites (no arguments), or when asked.
@@ -96,7 +95,7 @@ unit_tests() {
 	rm -f "$out"
 }
 SANDBOX_LIMIT_TESTS='SandboxRunEcho|SandboxMemoryHog|SandboxForkBomb|SandboxCPUTime|SandboxCPUTimeForks|PresetCodeJudge|SandboxPoolLimits|SandboxPoolReportFromCgroup|SandboxPersistentMemoryHog|SandboxSmallPidsLimit'
-unit_tests root internal/devcg '^TestSetV2$'
+unit_tests root internal/devcg '^TestSetV2'
 unit_tests root libbox "^Test(CgroupSpec|CgroupPaths|CgroupBeforeInit|ApplyCgroup.*|RequiredControllers|IsSystemdCgroupPath|$SANDBOX_LIMIT_TESTS)\$"
 
 tests/integration/run.sh --mode root "${filter[@]}" "${suites[@]}" || rc=1
