@@ -93,7 +93,7 @@ func expect(t *testing.T, c *Child, r io.Reader, want string) string {
 	select {
 	case res := <-done:
 		if res.err != nil {
-			t.Fatalf("waiting for %q: %v; got %q", want, res.err, res.got)
+			t.Fatalf("waiting for %q: %v; got %q; %s", want, res.err, res.got, outcome(c))
 		}
 		return res.got
 	case <-time.After(60 * time.Second):
@@ -101,6 +101,26 @@ func expect(t *testing.T, c *Child, r io.Reader, want string) string {
 		t.Fatalf("no %q from the program in 60s", want)
 	}
 	return ""
+}
+
+// outcome says how the program ended, for a failure message: whether the
+// output stopped because it exited, was killed, or is still running.
+func outcome(c *Child) string {
+	done := make(chan string, 1)
+	go func() {
+		res, err := c.Wait()
+		if err != nil {
+			done <- fmt.Sprintf("Wait: %v", err)
+			return
+		}
+		done <- fmt.Sprintf("the program ended: status %s, exit %d, signal %d, error %q", res.Report.Status, res.ExitCode, res.Signal, res.Report.Error)
+	}()
+	select {
+	case s := <-done:
+		return s
+	case <-time.After(10 * time.Second):
+		return "the program is still running"
+	}
 }
 
 func wantResult(t *testing.T, c *Child, want RunStatus, code int) *Result {
@@ -403,9 +423,13 @@ func TestSandboxSpawnCallerPTY(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer slave.Close()
+	// The program waits for a last line before it exits: output the
+	// slave wrote just before its last holder closed it may reach the
+	// master after the master's read has seen the hang-up (EIO), and was
+	// lost that way under load.
 	c := spawn(t, sb, Stdio{Stdin: File(slave), Stdout: File(slave), Stderr: File(slave)}, `
 		trap 'echo got-int' INT
-		stty size; echo ready; sh -c 'echo job; exec sleep 1000' || echo "job $?"`)
+		stty size; echo ready; sh -c 'echo job; exec sleep 1000' || echo "job $?"; read x`)
 	// Only the master is read from here on: the program holds the slave.
 	slave.Close()
 	r := &fdReader{master}
@@ -417,6 +441,9 @@ func TestSandboxSpawnCallerPTY(t *testing.T) {
 	}
 	if out := expect(t, c, r, "job 130"); !strings.Contains(out, "got-int") {
 		t.Errorf("^C did not reach the shell: %q", out)
+	}
+	if _, err := master.Write([]byte("end\n")); err != nil {
+		t.Fatal(err)
 	}
 	wantResult(t, c, StatusOK, 0)
 }
