@@ -20,6 +20,8 @@
 //	            cgroupfd=<fd>:<path>  (zero or more; fd is an inherited cgroup
 //	                                  v1 "tasks" file open for writing, path
 //	                                  its name, for errors)
+//	            latecgroups=1         (instead of cgroupfd lines: the cgroups
+//	                                  come in step 3b)
 //	0. "0" is written to every cgroupfd, which is then closed: the process
 //	   moves into those cgroups (a tasks write of "0" moves the writer's
 //	   one thread, without the global lock a cgroup.procs write takes), and
@@ -42,9 +44,26 @@
 //	   namespace, the timeoffset lines are written to the file opened in
 //	   step 0 (allowed only before any process is in it: init is forked
 //	   next).
+//	3b. with latecgroups=1: the cgroups message (CgroupsMessage), sent by the
+//	   parent when it has made the container's cgroup (meanwhile this process
+//	   made the namespaces: the two overlap), and with a new user namespace
+//	   not before usermap-ok:
+//	   parent -> "cgroups\n" and lines cgroupfd=<i>:<path> (a cgroup v1
+//	             tasks file, joined as in step 0) and at most one
+//	             cgroupdir=<i>:<path> (a cgroup2 directory for step 4), <i>
+//	             the index of the line's descriptor among those the message
+//	             carries (SCM_RIGHTS); EOF instead: exit 1 silently.
 //	4. clone(CLONE_PARENT|SIGCHLD): init is a child of the parent, and pid 1
-//	   of a new pid namespace if one was created in step 3.
-//	   child  -> "pid=<init's pid in the parent's pid namespace>"
+//	   of a new pid namespace if one was created in step 3; with a
+//	   cgroupdir, clone3(CLONE_PARENT|CLONE_INTO_CGROUP) first, so that init
+//	   is born in that cgroup, and the plain clone when clone3 fails, unless
+//	   it refused the cgroup (not clone3 or its flags: ENOSYS, E2BIG,
+//	   EINVAL, EPERM) after giving the first pid of a new pid namespace,
+//	   which then takes no other: that is an error.
+//	   child  -> "pid=<init's pid in the parent's pid namespace>", or
+//	             "pid-outside=<pid> <why>" when clone3 failed (init is then
+//	             in the v1 cgroups but not in the cgroupdir's: the parent
+//	             moves it)
 //	   and the process the parent started exits 0. Init waits until that
 //	   message is sent, then returns from the constructor into the Go
 //	   runtime, with the socket still open and its flags untouched.
@@ -94,7 +113,10 @@ const (
 	MsgUsermap   = "usermap"
 	MsgUsermapOK = "usermap-ok"
 	MsgPid       = "pid"
-	MsgError     = "error"
+	// MsgPidOutside is MsgPid when clone3 could not start init in the
+	// cgroupdir of the cgroups message; the value is "<pid> <reason>".
+	MsgPidOutside = "pid-outside"
+	MsgError      = "error"
 )
 
 // Join is a namespace to join: Kind as returned by Kind ("net", "mnt", ...)
@@ -161,6 +183,9 @@ type Bootstrap struct {
 	Offsets []TimeOffset
 	// Cgroups are the cgroup v1 tasks files the child joins first.
 	Cgroups []CgroupFd
+	// LateCgroups: the cgroups come in a message of their own after the
+	// namespaces are made (CgroupsMessage), not in Cgroups.
+	LateCgroups bool
 	// OOMScoreAdj, when not nil, is the oom_score_adj the child sets right
 	// after joining the cgroups, before any namespace: in a user namespace
 	// it could not (see nb_set_oom_score_adj in nsexec.c).
@@ -193,6 +218,9 @@ func (bs Bootstrap) Message() []byte {
 			b.WriteString("cgroupfd=" + strconv.Itoa(c.Fd) + ":" + c.Path + "\n")
 		}
 	}
+	if bs.LateCgroups {
+		b.WriteString("latecgroups=1\n")
+	}
 	if bs.OOMScoreAdj != nil {
 		b.WriteString("oomscoreadj=" + strconv.Itoa(*bs.OOMScoreAdj) + "\n")
 	}
@@ -214,6 +242,30 @@ func (bs Bootstrap) Message() []byte {
 			continue
 		}
 		b.WriteString("timeoffset=" + o.Clock + " " + strconv.FormatInt(o.Secs, 10) + " " + strconv.FormatUint(uint64(o.Nanosecs), 10) + "\n")
+	}
+	return []byte(b.String())
+}
+
+// CgroupsMessage encodes the cgroups message of a LateCgroups bootstrap:
+// the descriptors that go with it (SCM_RIGHTS) are the tasks files named
+// by tasks, in order, then the cgroup2 directory named by dir unless dir is
+// empty. A path the protocol cannot carry makes the child fail naming it.
+func CgroupsMessage(tasks []string, dir string) []byte {
+	var b strings.Builder
+	b.WriteString("cgroups\n")
+	line := func(key string, i int, path string) {
+		if strings.ContainsAny(path, "\n\x00") {
+			// Not an index: the child refuses the line, quoting it.
+			b.WriteString(key + "=bad path " + strconv.Quote(path) + "\n")
+			return
+		}
+		b.WriteString(key + "=" + strconv.Itoa(i) + ":" + path + "\n")
+	}
+	for i, t := range tasks {
+		line("cgroupfd", i, t)
+	}
+	if dir != "" {
+		line("cgroupdir", len(tasks), dir)
 	}
 	return []byte(b.String())
 }

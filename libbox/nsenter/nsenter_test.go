@@ -691,7 +691,7 @@ func v1Cgroup(t *testing.T) string {
 			parent = f[2]
 		}
 	}
-	dir := filepath.Join("/sys/fs/cgroup/pids", parent, fmt.Sprintf("nsenter-test-%d-%s", os.Getpid(), t.Name()))
+	dir := filepath.Join("/sys/fs/cgroup/pids", parent, fmt.Sprintf("nsenter-test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-")))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -772,4 +772,266 @@ func TestCgroupFdErrors(t *testing.T) {
 	s.expectFailure(Bootstrap{Cgroups: []CgroupFd{{Fd: 3, Path: "/x/tasks"}}}.Message(), "bootstrap: bad cgroupfd 3")
 	s = startStage(t, true)
 	s.expectFailure(Bootstrap{Cgroups: []CgroupFd{{Fd: 4, Path: "a\nb"}}}.Message(), "bootstrap: cgroup path", "contains a newline")
+}
+
+// cgroup2Dir makes a cgroup in the cgroup2 hierarchy (the whole of it on a
+// cgroup v2 host, /sys/fs/cgroup/unified on a hybrid one) for a test, and
+// returns it open, with its directory.
+func cgroup2Dir(t *testing.T) (*os.File, string) {
+	t.Helper()
+	requireRoot(t)
+	mnt := ""
+	for _, m := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		var st unix.Statfs_t
+		if unix.Statfs(m, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
+			mnt = m
+			break
+		}
+	}
+	if mnt == "" {
+		t.Skip("no cgroup2 mount at /sys/fs/cgroup or /sys/fs/cgroup/unified")
+	}
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := "/"
+	for _, l := range strings.Split(string(own), "\n") {
+		if f := strings.SplitN(l, ":", 3); len(f) == 3 && f[0] == "0" {
+			parent = f[2]
+		}
+	}
+	dir := filepath.Join(mnt, parent, fmt.Sprintf("nsenter-test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-")))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := 0; i < 100 && os.Remove(dir) != nil; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f, dir
+}
+
+// runLate plays the parent of a latecgroups bootstrap: the bootstrap, then
+// the cgroups message cg with files as its descriptors, and returns the
+// reply that ends the exchange (pid, pid-outside or error).
+func (s *stage) runLate(boot, cg []byte, files ...*os.File) (kind, value string) {
+	return s.runLateUser(boot, nil, cg, files...)
+}
+
+// runLateUser is runLate with a new user namespace, whose id maps usermap
+// writes when the stage asks (before the cgroups are sent, as the runtime
+// does).
+func (s *stage) runLateUser(boot []byte, usermap func(pid int), cg []byte, files ...*os.File) (kind, value string) {
+	s.t.Helper()
+	s.send(boot)
+	if usermap != nil {
+		if m, ok := s.recv(); !ok || m != MsgUsermap {
+			s.t.Fatalf("got %q (ok=%v), want %q", m, ok, MsgUsermap)
+		}
+		usermap(s.cmd.Process.Pid)
+		s.send([]byte(MsgUsermapOK))
+	}
+	var rights []byte
+	if len(files) > 0 {
+		fds := make([]int, len(files))
+		for i, f := range files {
+			fds[i] = int(f.Fd())
+		}
+		rights = unix.UnixRights(fds...)
+	}
+	if err := unix.Sendmsg(int(s.sock.Fd()), cg, rights, nil, 0); err != nil {
+		s.t.Fatalf("send the cgroups message: %v", err)
+	}
+	m, ok := s.recv()
+	if !ok {
+		s.t.Fatalf("init socket closed before pid (stage exit %d): %s", s.waitStage(), s.output())
+	}
+	kind, value = ParseReply([]byte(m))
+	if kind == MsgPid || kind == MsgPidOutside {
+		num, _, _ := strings.Cut(value, " ")
+		pid, err := strconv.Atoi(num)
+		if err != nil || pid <= 0 {
+			s.t.Fatalf("bad pid message %q", m)
+		}
+		s.initPid = pid
+	}
+	return kind, value
+}
+
+// inCgroup says whether init's report (its /proc/self/cgroup, lines
+// joined by ";") puts it in dir in the hierarchy whose controllers field is
+// ctrls.
+func inCgroup(report, ctrls, dir string) bool {
+	for _, l := range strings.Split(report, ";") {
+		if f := strings.SplitN(l, ":", 3); len(f) == 3 && f[1] == ctrls {
+			return f[2] != "/" && strings.HasSuffix(dir, f[2])
+		}
+	}
+	return false
+}
+
+// TestLateCgroups: with latecgroups the stage makes the namespaces first,
+// then takes the cgroups from a message of their own (as the runtime makes
+// them meanwhile): it joins the v1 tasks files and clones init into the
+// cgroup2 directory, so that init is born in all of them, and none of the
+// descriptors reaches init. A directory clone3 cannot start init in gives
+// pid-outside with the reason, and init is started all the same.
+func TestLateCgroups(t *testing.T) {
+	dir, dirPath := cgroup2Dir(t)
+	flags := uintptr(unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWNET)
+	boot := Bootstrap{Clone: flags, LateCgroups: true}.Message()
+	var st unix.Statfs_t
+	hasV1 := unix.Statfs("/sys/fs/cgroup/pids", &st) == nil && st.Type == unix.CGROUP_SUPER_MAGIC
+
+	t.Run("born in every cgroup", func(t *testing.T) { testLateCgroupsBorn(t, boot, nil, dir, dirPath, hasV1) })
+	// The runtime sends a cgroup late in a new user namespace only where
+	// root there is the runtime's own user on the host: here, host root
+	// (and clone3's permission checks pass for it).
+	t.Run("born in every cgroup, in a user namespace", func(t *testing.T) {
+		userBoot := Bootstrap{Clone: flags | unix.CLONE_NEWUSER, LateCgroups: true}.Message()
+		testLateCgroupsBorn(t, userBoot, func(pid int) {
+			writeFile(t, fmt.Sprintf("/proc/%d/uid_map", pid), "0 0 1")
+			writeFile(t, fmt.Sprintf("/proc/%d/gid_map", pid), "0 0 1")
+		}, dir, dirPath, hasV1)
+	})
+	// Why not where root is mapped to another host user: clone3 into the
+	// cgroup checks the mapped root's credentials, and refuses them.
+	t.Run("user namespace whose root is another user", func(t *testing.T) {
+		userBoot := Bootstrap{Clone: flags | unix.CLONE_NEWUSER, LateCgroups: true}.Message()
+		s := startStage(t, true)
+		kind, val := s.runLateUser(userBoot, func(pid int) {
+			writeFile(t, fmt.Sprintf("/proc/%d/uid_map", pid), "0 100000 65536")
+			writeFile(t, fmt.Sprintf("/proc/%d/gid_map", pid), "0 100000 65536")
+		}, CgroupsMessage(nil, dirPath), dir)
+		if kind != MsgError || val != "clone init into cgroup "+dirPath+": permission denied" {
+			t.Fatalf("reply %s=%s, want clone3's refusal", kind, val)
+		}
+	})
+
+	// Not a cgroup: clone3 refuses it (EBADF) once the process has its
+	// pid. Without a new pid namespace, init is forked outside the cgroup;
+	// with one, whose first pid that was, it is an error.
+	other, err := os.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	t.Run("not a cgroup", func(t *testing.T) {
+		s := startStage(t, true)
+		noPid := Bootstrap{Clone: flags &^ unix.CLONE_NEWPID, LateCgroups: true}.Message()
+		kind, val := s.runLate(noPid, CgroupsMessage(nil, other.Name()), other)
+		if kind != MsgPidOutside || !strings.Contains(val, "clone3 into "+other.Name()+": bad file descriptor") {
+			t.Fatalf("reply %s=%s, want pid-outside naming %s", kind, val, other.Name())
+		}
+		r := s.finish()
+		if strings.Contains(r["fds"], other.Name()) {
+			t.Errorf("init's open descriptors %s: the directory reached init", r["fds"])
+		}
+	})
+	t.Run("not a cgroup, new pid namespace", func(t *testing.T) {
+		s := startStage(t, true)
+		kind, val := s.runLate(boot, CgroupsMessage(nil, other.Name()), other)
+		if kind != MsgError || val != "clone init into cgroup "+other.Name()+": bad file descriptor" {
+			t.Fatalf("reply %s=%s, want the error of clone3 into %s", kind, val, other.Name())
+		}
+		if code := s.waitStage(); code != 1 {
+			t.Errorf("stage exited %d, want 1", code)
+		}
+	})
+}
+
+// testLateCgroupsBorn runs a stage with boot (latecgroups), sends it the
+// cgroup2 directory dir and, when hasV1, a v1 pids cgroup's tasks file,
+// and checks where init was born and what it holds open.
+func testLateCgroupsBorn(t *testing.T, boot []byte, usermap func(pid int), dir *os.File, dirPath string, hasV1 bool) {
+	files, tasks := []*os.File{}, []string{}
+	v1 := ""
+	if hasV1 {
+		v1 = v1Cgroup(t)
+		f, err := os.OpenFile(filepath.Join(v1, "tasks"), os.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		files, tasks = append(files, f), append(tasks, f.Name())
+	}
+	s := startStage(t, true)
+	kind, val := s.runLateUser(boot, usermap, CgroupsMessage(tasks, dirPath), append(files, dir)...)
+	if kind != MsgPid {
+		t.Fatalf("reply %s=%s, want pid", kind, val)
+	}
+	r := s.finish()
+	if !inCgroup(r["cgroup"], "", dirPath) {
+		t.Errorf("init's cgroups: %s; want the cgroup2 one %s", r["cgroup"], dirPath)
+	}
+	if hasV1 && !inCgroup(r["cgroup"], "pids", v1) {
+		t.Errorf("init's cgroups: %s; want pids in %s", r["cgroup"], v1)
+	}
+	// (The Go runtime keeps cpu.cfs_quota_us and cpu.cfs_period_us
+	// open: not ours.)
+	leaked := strings.Contains(r["fds"], dirPath) || (v1 != "" && strings.Contains(r["fds"], v1))
+	if leaked || !strings.Contains(r["fds"], "3:socket:") {
+		t.Errorf("init's open descriptors %s: want the init socket, and none of the cgroup files", r["fds"])
+	}
+	for _, ns := range []string{"mnt", "pid", "net", "uts", "ipc"} {
+		if r["ns."+ns] == nsLink(t, os.Getpid(), ns) {
+			t.Errorf("init is in the test's %s namespace, want a new one", ns)
+		}
+	}
+}
+
+// TestLateCgroupsErrors: a cgroups message that names a descriptor it does
+// not carry, or one twice, or comes with cgroupfd lines in the bootstrap,
+// is an error and nothing is forked; a parent that closes the socket
+// instead of sending the cgroups (it could not make them) makes the stage
+// exit 1 without forking.
+func TestLateCgroupsErrors(t *testing.T) {
+	dir, dirPath := cgroup2Dir(t)
+	boot := Bootstrap{Clone: unix.CLONE_NEWUTS, LateCgroups: true}.Message()
+	for _, tc := range []struct {
+		name  string
+		cg    []byte
+		files []*os.File
+		want  string
+	}{
+		{"no descriptor", CgroupsMessage([]string{"/x/tasks"}, ""), nil, "cgroups: bad descriptor index 0 for /x/tasks"},
+		{"one descriptor twice", []byte("cgroups\ncgroupdir=0:" + dirPath + "\ncgroupfd=0:" + dirPath), []*os.File{dir}, "cgroups: bad descriptor index 0"},
+		{"a newline in a path", CgroupsMessage([]string{"/x\n/tasks"}, ""), nil, "cgroups: malformed line"},
+		{"not the cgroups", []byte("usermap-ok"), nil, "cgroups: unexpected message"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startStage(t, true)
+			kind, val := s.runLate(boot, tc.cg, tc.files...)
+			if kind != MsgError || !strings.Contains(val, tc.want) {
+				t.Fatalf("reply %s=%s, want an error containing %q", kind, val, tc.want)
+			}
+			if code := s.waitStage(); code != 1 {
+				t.Errorf("stage exited %d, want 1", code)
+			}
+		})
+	}
+	t.Run("with cgroupfd lines", func(t *testing.T) {
+		s := startStageWith(t, true, dir)
+		s.expectFailure(Bootstrap{LateCgroups: true, Cgroups: []CgroupFd{{Fd: 4, Path: dirPath}}}.Message(), "bootstrap: cgroupfd lines and latecgroups together")
+	})
+	t.Run("socket closed", func(t *testing.T) {
+		s := startStage(t, true)
+		s.send(boot)
+		if err := unix.Shutdown(int(s.sock.Fd()), unix.SHUT_WR); err != nil {
+			t.Fatal(err)
+		}
+		if m, ok := s.recv(); ok {
+			t.Fatalf("got %q, want the socket closed", m)
+		}
+		if code := s.waitStage(); code != 1 {
+			t.Errorf("stage exited %d, want 1", code)
+		}
+	})
 }

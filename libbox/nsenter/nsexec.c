@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <stdint.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -31,6 +32,12 @@
 #endif
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
+#endif
+#define NB_CLONE_INTO_CGROUP 0x200000000ULL
+#ifdef SYS_clone3
+#define NB_SYS_clone3 SYS_clone3
+#else
+#define NB_SYS_clone3 435
 #endif
 #ifndef NS_GET_NSTYPE
 #define NS_GET_NSTYPE _IO(0xb7, 0x3)
@@ -168,6 +175,13 @@ static struct {
 } nb_cgroups[NB_MAX_CGROUPS];
 static int nb_ncgroups;
 
+// latecgroups=1: the cgroups come in a second message, after the namespaces
+// are made (see nb_recv_cgroups); nb_cgroup_dir is then the cgroup2
+// directory init is cloned into (clone3 CLONE_INTO_CGROUP), or -1.
+static int nb_late;
+static int nb_cgroup_dir = -1;
+static const char *nb_cgroup_dir_path;
+
 static void nb_parse_cgroupfd(char *val)
 {
 	char *path = strchr(val, ':'), *end;
@@ -209,6 +223,98 @@ static void nb_join_cgroups(void)
 			nb_bail("join cgroup %s", nb_cgroups[i].path);
 		close(nb_cgroups[i].fd);
 	}
+}
+
+// The cgroups message of latecgroups=1, with the descriptors it carries
+// (SCM_RIGHTS): "cgroups" on the first line, then "cgroupfd=<i>:<path>"
+// (a cgroup v1 tasks file) and at most one "cgroupdir=<i>:<path>" (a
+// cgroup2 directory), <i> the index of the descriptor in the message.
+#define NB_MAX_LATE 8192
+static char nb_late_msg[NB_MAX_LATE + 1];
+
+// nb_late_fd returns descriptor i of the message for the line val names
+// ("<i>:<path>", val cut at the colon, *path set), each one once.
+static int nb_late_fd(char *val, const char **path, int *fds, int nfds, int *used)
+{
+	char *p = strchr(val, ':'), *end;
+	long i;
+
+	if (p == NULL)
+		nb_fail("cgroups: malformed line \"%.200s\"", val);
+	*p++ = '\0';
+	errno = 0;
+	i = strtol(val, &end, 10);
+	if (*val < '0' || *val > '9' || *end != '\0' || errno != 0 || i >= nfds || used[i])
+		nb_fail("cgroups: bad descriptor index %.64s for %.200s", val, p);
+	used[i] = 1;
+	*path = p;
+	return fds[i];
+}
+
+// nb_recv_cgroups reads the cgroups message into nb_cgroups and
+// nb_cgroup_dir. A descriptor the message does not name is closed.
+static void nb_recv_cgroups(void)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * (NB_MAX_CGROUPS + 1))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {.iov_base = nb_late_msg, .iov_len = NB_MAX_LATE};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
+	int fds[NB_MAX_CGROUPS + 1], used[NB_MAX_CGROUPS + 1] = {0}, nfds = 0;
+	char *line, *next;
+	ssize_t n;
+
+	do
+		n = recvmsg(nb_pipe, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		nb_bail("cgroups: read init pipe");
+	if (n == 0)
+		_exit(1); // the runtime gave up (its cgroup could not be made)
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		for (int j = 0; j < k && nfds <= NB_MAX_CGROUPS; j++)
+			memcpy(&fds[nfds++], CMSG_DATA(c) + j * sizeof(int), sizeof(int));
+	}
+	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+		nb_fail("cgroups: message or descriptors truncated");
+	if (memchr(nb_late_msg, '\0', (size_t)n) != NULL)
+		nb_fail("cgroups: message contains a NUL byte");
+	nb_late_msg[n] = '\0';
+	if (strncmp(nb_late_msg, "cgroups\n", 8) != 0 && strcmp(nb_late_msg, "cgroups") != 0)
+		nb_fail("cgroups: unexpected message \"%.200s\"", nb_late_msg);
+	for (line = nb_late_msg + 7; *line != '\0'; line = next) {
+		char *nl = strchr(line, '\n'), *val;
+
+		if (nl != NULL) {
+			*nl = '\0';
+			next = nl + 1;
+		} else {
+			next = line + strlen(line);
+		}
+		if (*line == '\0')
+			continue;
+		val = strchr(line, '=');
+		if (val == NULL)
+			nb_fail("cgroups: malformed line \"%.200s\"", line);
+		*val++ = '\0';
+		if (strcmp(line, "cgroupfd") == 0) {
+			if (nb_ncgroups == NB_MAX_CGROUPS)
+				nb_fail("cgroups: more than %d cgroupfd lines", NB_MAX_CGROUPS);
+			nb_cgroups[nb_ncgroups].fd = nb_late_fd(val, &nb_cgroups[nb_ncgroups].path, fds, nfds, used);
+			nb_ncgroups++;
+		} else if (strcmp(line, "cgroupdir") == 0 && nb_cgroup_dir < 0) {
+			nb_cgroup_dir = nb_late_fd(val, &nb_cgroup_dir_path, fds, nfds, used);
+		} else {
+			nb_fail("cgroups: unexpected line \"%.200s\"", line);
+		}
+	}
+	for (int i = 0; i < nfds; i++)
+		if (!used[i])
+			close(fds[i]);
 }
 
 // nb_parse reads the bootstrap lines in nb_msg (NUL-terminated, len bytes).
@@ -284,6 +390,10 @@ static void nb_parse(size_t len, unsigned long *clone_flags, char *paths[NB_NKIN
 			nb_oom = val;
 		} else if (strcmp(key, "cgroupfd") == 0) {
 			nb_parse_cgroupfd(val);
+		} else if (strcmp(key, "latecgroups") == 0) {
+			if (strcmp(val, "1") != 0 || nb_late)
+				nb_fail("bootstrap: bad latecgroups \"%.200s\"", val);
+			nb_late = 1;
 		} else if (strcmp(key, "invalid") == 0) {
 			// Written by BootstrapMessage for input it cannot encode.
 			nb_fail("bootstrap: %.4000s", val);
@@ -291,6 +401,8 @@ static void nb_parse(size_t len, unsigned long *clone_flags, char *paths[NB_NKIN
 			nb_fail("bootstrap: unknown key \"%.200s\"", key);
 		}
 	}
+	if (nb_late && nb_ncgroups > 0)
+		nb_fail("bootstrap: cgroupfd lines and latecgroups together");
 }
 
 static void nb_become_root(void)
@@ -474,6 +586,22 @@ static pid_t nb_clone_parent(void)
 #endif
 }
 
+// nb_clone_into forks as nb_clone_parent does, with the child born in the
+// cgroup2 directory dir (clone3 CLONE_INTO_CGROUP, Linux 5.7): no move
+// afterwards, and no charge of the child's first pages elsewhere. -1 with
+// errno set when clone3 cannot do it (an older kernel, a seccomp filter
+// around the runtime); nothing was forked then.
+static pid_t nb_clone_into(int dir)
+{
+	// struct clone_args up to cgroup (CLONE_ARGS_SIZE_VER2).
+	struct {
+		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack,
+			stack_size, tls, set_tid, set_tid_size, cgroup;
+	} args = {.flags = CLONE_PARENT | NB_CLONE_INTO_CGROUP, .cgroup = (uint64_t)dir};
+
+	return (pid_t)syscall(NB_SYS_clone3, &args, sizeof(args));
+}
+
 // nb_close_from closes every descriptor from first up.
 static void nb_close_from(int first)
 {
@@ -495,7 +623,7 @@ static void nanobox_nsenter(int argc, char **argv)
 	const char *env = getenv(NANOBOX_ENV_INITPIPE);
 	char *paths[NB_NKINDS] = {0};
 	unsigned long clone_flags = 0;
-	int any_join = 0, offsets_fd = -1, sync[2];
+	int any_join = 0, offsets_fd = -1, sync[2], outside_err = 0;
 	char *end;
 	long fd;
 	ssize_t n;
@@ -591,16 +719,44 @@ static void nanobox_nsenter(int argc, char **argv)
 	if (offsets_fd >= 0)
 		nb_write_offsets(offsets_fd);
 
+	// Step 3b (latecgroups): the container's cgroups, which the runtime
+	// made while this process made the namespaces.
+	if (nb_late) {
+		nb_recv_cgroups();
+		nb_join_cgroups();
+	}
+
 	// Step 4: fork init as a child of our parent. init waits until the
 	// parent has its pid, so that "pid=" comes before anything init sends.
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) < 0)
 		nb_bail("socketpair");
-	pid = nb_clone_parent();
+	pid = -1;
+	if (nb_cgroup_dir >= 0) {
+		pid = nb_clone_into(nb_cgroup_dir);
+		if (pid < 0) {
+			outside_err = errno;
+			// The kernel refuses clone3 or the flag before it makes
+			// anything; a refusal of the cgroup comes after the new
+			// process has its pid, and when that was the first pid
+			// of a new pid namespace, the namespace takes no other
+			// (every later fork: ENOMEM). Then this is the error.
+			if ((clone_flags & CLONE_NEWPID) && outside_err != ENOSYS && outside_err != E2BIG &&
+			    outside_err != EINVAL && outside_err != EPERM) {
+				errno = outside_err;
+				nb_bail("clone init into cgroup %s", nb_cgroup_dir_path);
+			}
+		}
+	}
+	if (pid < 0)
+		pid = nb_clone_parent();
 	if (pid < 0)
 		nb_bail("clone init");
 	if (pid == 0) {
 		char c;
 
+		// A cgroup2 directory must not reach the container.
+		if (nb_cgroup_dir >= 0)
+			close(nb_cgroup_dir);
 		close(sync[1]);
 		do
 			n = read(sync[0], &c, 1);
@@ -612,8 +768,16 @@ static void nanobox_nsenter(int argc, char **argv)
 	}
 	close(sync[0]);
 	{
-		char buf[32];
-		int len = snprintf(buf, sizeof(buf), "pid=%d", (int)pid);
+		char buf[320];
+		int len;
+
+		if (outside_err != 0)
+			len = snprintf(buf, sizeof(buf), "pid-outside=%d clone3 into %.200s: %s", (int)pid,
+				       nb_cgroup_dir_path, nb_strerror(outside_err));
+		else
+			len = snprintf(buf, sizeof(buf), "pid=%d", (int)pid);
+		if (len < 0 || (size_t)len >= sizeof(buf))
+			len = (int)sizeof(buf) - 1;
 
 		if (nb_send(buf, (size_t)len) < 0)
 			_exit(1); // init reads EOF on sync and exits too
