@@ -775,6 +775,39 @@ type initProcess struct {
 	held []*os.File
 }
 
+// lateCgroupOK says whether the stage may join the container's cgroup after
+// making and joining the namespaces (spawnSpec.lateCgroup). clone3 into a
+// cgroup2 directory checks the caller's credentials (write access to
+// cgroup.procs there and in the common ancestor), so the stage must still
+// be the runtime's own user on the host when it forks init: no joined user
+// namespace, and a new one only where the stage's setresuid 0 in it leaves
+// it that user (0 unmapped, or mapped to it: rootless, a sandbox). Nor may
+// it have joined a cgroup namespace, which limits what a move may reach. (A
+// new cgroup namespace is made by init, later.)
+func lateCgroupOK(cfg *Config, cloneFlags uintptr, joins []nsenter.Join) bool {
+	for _, j := range joins {
+		if j.Kind == "user" || j.Kind == "cgroup" {
+			return false
+		}
+	}
+	if cloneFlags&unix.CLONE_NEWUSER == 0 {
+		return true
+	}
+	return hostIDOfRoot(cfg.UIDMappings, uint32(os.Geteuid())) == uint32(os.Geteuid()) &&
+		hostIDOfRoot(cfg.GIDMappings, uint32(os.Getegid())) == uint32(os.Getegid())
+}
+
+// hostIDOfRoot is the host id that id 0 of a user namespace with maps maps
+// to, or self when it maps none (the process then keeps its ids).
+func hostIDOfRoot(maps []IDMap, self uint32) uint32 {
+	for _, m := range maps {
+		if m.ContainerID == 0 && m.Size > 0 {
+			return m.HostID
+		}
+	}
+	return self
+}
+
 // startInit re-executes the runtime binary as the container's init, creates
 // or joins its namespaces (nsenter, before the Go runtime of init starts),
 // writes its id maps, sends it the config and serves its requests until it
@@ -842,18 +875,39 @@ func startInit(r *Runtime, id, dir string, cfg *Config, opts CreateOpts, configS
 
 	// The cgroup is made, with its limits (pids.max comes once init is
 	// ready: see lateResources), before init, for init to be born in it
-	// (see cgroupBeforeInit).
-	born, bornOK, err := cgroupBeforeInit(id, cfg, r.cgroupRootless(), opts.Log)
-	var early *cgroupHandle
-	if born != nil {
-		early = born.h
-		sp.cgroup, sp.cgroupTasks = born.dir, born.tasks
-	}
-	if err != nil {
-		if early != nil {
-			early.destroyBestEffort()
+	// (see cgroupBeforeInit): while the stage makes the namespaces, where
+	// it can join the cgroup after them (spawnSpec.lateCgroup), else first.
+	var (
+		born   *bornCgroup
+		bornOK bool
+		early  *cgroupHandle
+	)
+	makeCgroup := func() error {
+		var err error
+		born, bornOK, err = cgroupBeforeInit(id, cfg, r.cgroupRootless(), opts.Log)
+		if born != nil {
+			early = born.h
 		}
-		return nil, err
+		return err
+	}
+	if lateCgroupOK(cfg, cloneFlags, joins) {
+		sp.lateCgroup = func() (*os.File, []nsenterCgroup, error) {
+			if err := makeCgroup(); err != nil || born == nil {
+				return nil, nil, err
+			}
+			return born.dir, born.tasks, nil
+		}
+	} else {
+		err := makeCgroup()
+		if born != nil {
+			sp.cgroup, sp.cgroupTasks = born.dir, born.tasks
+		}
+		if err != nil {
+			if early != nil {
+				early.destroyBestEffort()
+			}
+			return nil, err
+		}
 	}
 	child, err := sp.start()
 	if born != nil {

@@ -4,7 +4,8 @@ package libbox
 // parent side's warnings (a cgroup that already holds processes), and what
 // a container's init or an exec'd process logs while it sets up, forwarded
 // over the sync socket at the level it was logged (sync.go). A nil Logger
-// drops it all. *logrus.Logger is one.
+// drops it all. *logrus.Logger is one. Its methods may be called from more
+// than one goroutine at once (create makes the cgroup on one of its own).
 type Logger interface {
 	Debugf(format string, args ...any)
 	Infof(format string, args ...any)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -25,6 +26,8 @@ import (
 
 	"github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
+
+	"github.com/nanobox-sandbox/nanobox-runc/libbox/nsenter"
 )
 
 // rootlessChildEnv marks the run of this binary as the unprivileged user.
@@ -848,6 +851,83 @@ func TestSandboxBornInCgroup(t *testing.T) {
 		t.Errorf("the runtime moved %v into the sandbox's cgroup: want init born there", moved)
 	}
 	wantCgroupNSRoot(t, res.Stdout)
+}
+
+// TestCreateLateCgroup: a container without a user namespace has its
+// cgroup made while the nsenter stage makes its namespaces (the two
+// overlap: spawnSpec.lateCgroup), and its init is still born in it, in
+// every hierarchy: seen from the host while init waits to be started, with
+// nothing moved by the runtime, and from the program, whose cgroup
+// namespace is rooted there.
+func TestCreateLateCgroup(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a container without a user namespace")
+	}
+	sb := newTestSandbox(t, Options{})
+	cfg := *sb.containerConfig([]string{"/bin/sh", "-c", "cat /proc/self/cgroup"})
+	cfg.Namespaces = slices.DeleteFunc(slices.Clone(cfg.Namespaces), func(n Namespace) bool { return n.Type == NEWUSER })
+	cfg.UIDMappings, cfg.GIDMappings = nil, nil
+	if cloneFlags, joins, err := namespaceFlags(&cfg); err != nil || !lateCgroupOK(&cfg, cloneFlags, joins) {
+		t.Fatalf("the config does not take the late cgroup path (%v)", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	moves := recordCgroupMoves(t)
+	ctr, err := sb.rt.Create("late-cgroup", &cfg, CreateOpts{Stdout: w, Stderr: w})
+	w.Close()
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	defer func() { _ = ctr.Delete(true) }()
+	if moved := moves(); len(moved) != 0 {
+		t.Errorf("the runtime moved %v into the container's cgroup: want init born there", moved)
+	}
+	h := ctr.cgroup()
+	if h == nil {
+		t.Fatal("the container has no cgroup")
+	}
+	wantInCgroups(t, "init", ctr.Pid(), h.m.GetPaths())
+	if err := ctr.Start(); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if _, err := ctr.Wait(); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCgroupNSRoot(t, out)
+}
+
+// TestLateCgroupOK: the cgroup is sent to the stage late only where the
+// stage forks init as the runtime's own user on the host.
+func TestLateCgroupOK(t *testing.T) {
+	uid, gid := uint32(os.Geteuid()), uint32(os.Getegid())
+	for _, tc := range []struct {
+		name       string
+		flags      uintptr
+		joins      []nsenter.Join
+		uids, gids []IDMap
+		want       bool
+	}{
+		{"no user namespace", unix.CLONE_NEWNS | unix.CLONE_NEWPID, nil, nil, nil, true},
+		{"joined network namespace", unix.CLONE_NEWNS, []nsenter.Join{{Kind: "net", Path: "/proc/1/ns/net"}}, nil, nil, true},
+		{"joined user namespace", unix.CLONE_NEWNS, []nsenter.Join{{Kind: "user", Path: "/proc/1/ns/user"}}, nil, nil, false},
+		{"joined cgroup namespace", unix.CLONE_NEWNS, []nsenter.Join{{Kind: "cgroup", Path: "/proc/1/ns/cgroup"}}, nil, nil, false},
+		{"root mapped to the caller", unix.CLONE_NEWUSER, nil, []IDMap{{0, uid, 1}}, []IDMap{{0, gid, 1}}, true},
+		{"root unmapped", unix.CLONE_NEWUSER, nil, []IDMap{{1000, uid, 1}}, []IDMap{{1000, gid, 1}}, true},
+		{"root mapped elsewhere", unix.CLONE_NEWUSER, nil, []IDMap{{0, uid + 100000, 65536}}, []IDMap{{0, gid, 1}}, false},
+		{"root's group mapped elsewhere", unix.CLONE_NEWUSER, nil, []IDMap{{0, uid, 1}}, []IDMap{{0, gid + 100000, 65536}}, false},
+	} {
+		cfg := &Config{UIDMappings: tc.uids, GIDMappings: tc.gids}
+		if got := lateCgroupOK(cfg, tc.flags, tc.joins); got != tc.want {
+			t.Errorf("%s: lateCgroupOK %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }
 
 // wantCgroupNSRoot checks a program's /proc/self/cgroup (out) as seen in

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -57,6 +58,15 @@ type spawnSpec struct {
 	// it does anything else (nsenter's cgroupfd): the process it forks is
 	// born in those cgroups.
 	cgroupTasks []nsenterCgroup
+	// lateCgroup, when not nil, makes the container's cgroup while the
+	// stage starts and makes the namespaces (nsenter's latecgroups): start
+	// calls it on a goroutine of its own, and sends the stage the
+	// cgroup2 directory and v1 tasks files it returns (to clone init into
+	// and to join before forking it); they stay the caller's to close.
+	// cgroup and cgroupTasks are then unset. Only where lateCgroupOK: the
+	// stage joins the cgroups after the namespaces, and must still be the
+	// runtime's host user then.
+	lateCgroup func() (dir *os.File, tasks []nsenterCgroup, err error)
 	// hugePages lets the child's Go heap have transparent huge pages
 	// (Config.InitHugePages: NANOBOX_THP=1 in its environment); otherwise
 	// its GODEBUG has disablethp=1.
@@ -106,6 +116,24 @@ type spawned struct {
 // process's pid. On error nothing is left: the stage and the forked
 // process are killed and reaped.
 func (s *spawnSpec) start() (_ *spawned, retErr error) {
+	// The cgroup is made on another thread from here on, while this one
+	// starts the stage (blocked in vfork until the stage has exec'd) and
+	// the stage makes the namespaces; start returns only once it is done,
+	// so that the caller has it, to use or to destroy.
+	var late chan lateCgroupResult
+	if s.lateCgroup != nil {
+		late = make(chan lateCgroupResult, 1)
+		go func() {
+			var r lateCgroupResult
+			r.dir, r.tasks, r.err = s.lateCgroup()
+			late <- r
+		}()
+		defer func() {
+			if late != nil {
+				<-late
+			}
+		}()
+	}
 	parentSock, childSock, err := newSyncPair()
 	if err != nil {
 		return nil, err
@@ -117,7 +145,7 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 		}
 	}()
 	syncFd := s.add(childSock)
-	boot := nsenter.Bootstrap{Clone: s.clone, Joins: s.joins, Offsets: s.offsets, OOMScoreAdj: s.oomScoreAdj}
+	boot := nsenter.Bootstrap{Clone: s.clone, Joins: s.joins, Offsets: s.offsets, OOMScoreAdj: s.oomScoreAdj, LateCgroups: s.lateCgroup != nil}
 	for _, t := range s.cgroupTasks {
 		boot.Cgroups = append(boot.Cgroups, nsenter.CgroupFd{Fd: s.add(t.f), Path: t.path})
 	}
@@ -157,6 +185,26 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 	if err := p.sock.sendRaw(boot.Message()); err != nil {
 		return nil, err
 	}
+	// The cgroups message, once the cgroup is made; with a new user
+	// namespace after usermap-ok, which the stage waits for first.
+	joinedLate := false
+	sendLate := func() error {
+		if late == nil {
+			return nil
+		}
+		r := <-late
+		late = nil
+		if r.err != nil {
+			return r.err
+		}
+		joinedLate = r.dir != nil || len(r.tasks) > 0
+		return p.sendCgroups(r.dir, r.tasks)
+	}
+	if s.clone&unix.CLONE_NEWUSER == 0 {
+		if err := sendLate(); err != nil {
+			return nil, err
+		}
+	}
 	for p.pid == 0 {
 		msg, err := p.sock.recvRaw()
 		if err != nil {
@@ -176,10 +224,22 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 			if err := p.sock.sendRaw([]byte(nsenter.MsgUsermapOK)); err != nil {
 				return nil, err
 			}
-		case nsenter.MsgPid:
-			pid, err := strconv.Atoi(val)
+			if err := sendLate(); err != nil {
+				return nil, err
+			}
+		case nsenter.MsgPid, nsenter.MsgPidOutside:
+			num, why, _ := strings.Cut(val, " ")
+			pid, err := strconv.Atoi(num)
 			if err != nil || pid <= 0 {
 				return nil, fmt.Errorf("nsenter: bad pid %q", val)
+			}
+			if joinedLate {
+				// The stage is in the v1 cgroups it joined: reap it
+				// below, as when it was born there.
+				p.inCgroup = kind == nsenter.MsgPid
+				if !p.inCgroup {
+					p.log.Debugf("%s; the caller moves init into the container's cgroup", why)
+				}
 			}
 			ps, err := readProcStat(pid)
 			if err != nil {
@@ -193,7 +253,7 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 			return nil, fmt.Errorf("nsenter: unexpected message %q", msg)
 		}
 	}
-	if p.inCgroup {
+	if p.inCgroup || joinedLate {
 		// The stage is in the container's cgroup too, and counts
 		// against its pids limit until it is reaped: reap it now (it
 		// exits once it has reported the pid), before the program
@@ -202,6 +262,44 @@ func (s *spawnSpec) start() (_ *spawned, retErr error) {
 		p.stage = nil
 	}
 	return p, nil
+}
+
+// lateCgroupResult is what spawnSpec.lateCgroup returned.
+type lateCgroupResult struct {
+	dir   *os.File
+	tasks []nsenterCgroup
+	err   error
+}
+
+// sendCgroups sends the stage the cgroups message of latecgroups, with dir
+// and the tasks files as its descriptors. When the stage has failed
+// already, its error is returned rather than the failed write's.
+func (p *spawned) sendCgroups(dir *os.File, tasks []nsenterCgroup) error {
+	fds := make([]int, 0, len(tasks)+1)
+	paths := make([]string, 0, len(tasks))
+	for _, t := range tasks {
+		fds = append(fds, int(t.f.Fd()))
+		paths = append(paths, t.path)
+	}
+	dirPath := ""
+	if dir != nil {
+		fds = append(fds, int(dir.Fd()))
+		dirPath = dir.Name()
+	}
+	var rights []byte
+	if len(fds) > 0 {
+		rights = unix.UnixRights(fds...)
+	}
+	err := unix.Sendmsg(int(p.sock.f.Fd()), nsenter.CgroupsMessage(paths, dirPath), rights, nil, 0)
+	if err == nil {
+		return nil
+	}
+	if msg, rerr := p.sock.recvRaw(); rerr == nil {
+		if kind, val := nsenter.ParseReply(msg); kind == nsenter.MsgError {
+			return errors.New(val)
+		}
+	}
+	return fmt.Errorf("send the container's cgroup to the init stage: %w", err)
 }
 
 // reap waits for the stage, which exits by itself once it has reported
