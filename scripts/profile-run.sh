@@ -36,7 +36,9 @@
 #      PROFILE_RUNS runs, with the step from the phase before
 #
 # Environment: PROFILE_BIN (default ./nanobox-runc), PROFILE_RUNS (30),
-# PROFILE_SECTIONS (default "1 2 3 4 5 6 7 8 9"). Root only: it creates
+# PROFILE_SECTIONS (default "1 2 3 4 5 6 7 8 9"), PROFILE_TIMELINE (what
+# section 9 times: "run" of the bundle, the default, or "sandbox" --
+# /bin/true). Root only: it creates
 # containers, and perf and strace need it. Everything it makes lives in
 # one temporary directory, removed on exit.
 set -euo pipefail
@@ -45,12 +47,14 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 read -r -a bins <<<"${PROFILE_BIN:-$repo/nanobox-runc}"
 RUNS=${PROFILE_RUNS:-30}
 SECTIONS=" ${PROFILE_SECTIONS:-1 2 3 4 5 6 7 8 9} "
+TIMELINE=${PROFILE_TIMELINE:-run}
 
 die() {
 	echo "profile: $*" >&2
 	exit 1
 }
 [[ $EUID -eq 0 ]] || die "run as root"
+[[ $TIMELINE == run || $TIMELINE == sandbox ]] || die "PROFILE_TIMELINE=$TIMELINE: want run or sandbox"
 for b in "${bins[@]}"; do
 	[[ -x "$b" ]] || die "$b is not built (make build)"
 done
@@ -398,7 +402,7 @@ fi
 # package initialisation, which waits for nothing else.
 if want 9 && have perf && have readelf && have nm; then
 	echo
-	echo "== 9. the critical path of a run: when each phase begins, ms from the runtime's execve (median of $RUNS runs)"
+	echo "== 9. the critical path of a $TIMELINE: when each phase begins, ms from the runtime's execve (median of $RUNS runs)"
 	lb=github.com/nanobox-sandbox/nanobox-runc/libbox
 	# label|symbol|what the phase is called in the table (main.main is
 	# hit by the runtime and by init: told apart by pid).
@@ -445,8 +449,9 @@ if want 9 && have perf && have readelf && have nm; then
 		if [[ $ok == 1 ]]; then
 			perf record -q -o "$work/tl-$n.data" -e "$probes:*" -e sched:sched_process_exec \
 				-e sched:sched_process_fork -e sched:sched_process_exit -- \
-				bash -c 'for ((i = 0; i < $1; i++)); do "$2" --root "$3" run -b "$4" prof; done' sh \
-				"$RUNS" "$bin" "$work/root-$n" "$work/bundle" >/dev/null 2>&1 || true
+				bash -c 'for ((i = 0; i < $1; i++)); do
+					if [[ $5 == sandbox ]]; then "$2" sandbox -- /bin/true; else "$2" --root "$3" run -b "$4" prof; fi
+				done' sh "$RUNS" "$bin" "$work/root-$n" "$work/bundle" "$TIMELINE" >/dev/null 2>&1 || true
 			perf script -i "$work/tl-$n.data" -F comm,pid,tid,time,event,trace 2>/dev/null |
 				awk -v rt="$n" -v grp="$probes" -v names_of="$names_of" '
 				BEGIN {
