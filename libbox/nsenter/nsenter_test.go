@@ -681,17 +681,25 @@ func v1Cgroup(t *testing.T) string {
 	if err := unix.Statfs("/sys/fs/cgroup/pids", &st); err != nil || st.Type != unix.CGROUP_SUPER_MAGIC {
 		t.Skip("no cgroup v1 pids hierarchy at /sys/fs/cgroup/pids (a cgroup v2 host: the stage is started in its cgroup by clone3 instead)")
 	}
+	return testCgroup(t, "/sys/fs/cgroup/pids", func(f []string) bool { return f[1] == "pids" })
+}
+
+// testCgroup makes a cgroup for a test below the test's own in the
+// hierarchy mounted at mnt (its line in /proc/self/cgroup is the one pick
+// takes), removed when the test ends, and returns its directory.
+func testCgroup(t *testing.T, mnt string, pick func(fields []string) bool) string {
+	t.Helper()
 	own, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		t.Fatal(err)
 	}
 	parent := "/"
 	for _, l := range strings.Split(string(own), "\n") {
-		if f := strings.SplitN(l, ":", 3); len(f) == 3 && f[1] == "pids" {
+		if f := strings.SplitN(l, ":", 3); len(f) == 3 && pick(f) {
 			parent = f[2]
 		}
 	}
-	dir := filepath.Join("/sys/fs/cgroup/pids", parent, fmt.Sprintf("nsenter-test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-")))
+	dir := filepath.Join(mnt, parent, fmt.Sprintf("nsenter-test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-")))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -791,25 +799,7 @@ func cgroup2Dir(t *testing.T) (*os.File, string) {
 	if mnt == "" {
 		t.Skip("no cgroup2 mount at /sys/fs/cgroup or /sys/fs/cgroup/unified")
 	}
-	own, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		t.Fatal(err)
-	}
-	parent := "/"
-	for _, l := range strings.Split(string(own), "\n") {
-		if f := strings.SplitN(l, ":", 3); len(f) == 3 && f[0] == "0" {
-			parent = f[2]
-		}
-	}
-	dir := filepath.Join(mnt, parent, fmt.Sprintf("nsenter-test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-")))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for i := 0; i < 100 && os.Remove(dir) != nil; i++ {
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
+	dir := testCgroup(t, mnt, func(f []string) bool { return f[0] == "0" })
 	f, err := os.Open(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -182,17 +182,33 @@ static int nb_late;
 static int nb_cgroup_dir = -1;
 static const char *nb_cgroup_dir_path;
 
+// nb_num_path splits val, "<decimal>:<path>", at its colon (val keeps the
+// number's text, for errors) and returns the number, or -1 when it is not
+// one; *path is NULL when there is no colon.
+static long nb_num_path(char *val, char **path)
+{
+	char *end;
+	long n;
+
+	*path = strchr(val, ':');
+	if (*path == NULL)
+		return -1;
+	*(*path)++ = '\0';
+	errno = 0;
+	n = strtol(val, &end, 10);
+	if (*val < '0' || *val > '9' || *end != '\0' || errno != 0 || n > INT_MAX)
+		return -1;
+	return n;
+}
+
 static void nb_parse_cgroupfd(char *val)
 {
-	char *path = strchr(val, ':'), *end;
-	long fd;
+	char *path;
+	long fd = nb_num_path(val, &path);
 
 	if (path == NULL)
 		nb_fail("bootstrap: malformed cgroupfd \"%.200s\"", val);
-	*path++ = '\0';
-	errno = 0;
-	fd = strtol(val, &end, 10);
-	if (*val < '0' || *val > '9' || *end != '\0' || errno != 0 || fd > INT_MAX || fd == nb_pipe)
+	if (fd < 0 || fd == nb_pipe)
 		nb_fail("bootstrap: bad cgroupfd %.64s for %.200s", val, path);
 	if (fcntl((int)fd, F_GETFD) < 0)
 		nb_bail("bootstrap: cgroupfd %ld for %.200s", fd, path);
@@ -236,15 +252,12 @@ static char nb_late_msg[NB_MAX_LATE + 1];
 // ("<i>:<path>", val cut at the colon, *path set), each one once.
 static int nb_late_fd(char *val, const char **path, int *fds, int nfds, int *used)
 {
-	char *p = strchr(val, ':'), *end;
-	long i;
+	char *p;
+	long i = nb_num_path(val, &p);
 
 	if (p == NULL)
 		nb_fail("cgroups: malformed line \"%.200s\"", val);
-	*p++ = '\0';
-	errno = 0;
-	i = strtol(val, &end, 10);
-	if (*val < '0' || *val > '9' || *end != '\0' || errno != 0 || i >= nfds || used[i])
+	if (i < 0 || i >= nfds || used[i])
 		nb_fail("cgroups: bad descriptor index %.64s for %.200s", val, p);
 	used[i] = 1;
 	*path = p;
