@@ -241,6 +241,34 @@ static void nb_join_cgroups(void)
 	}
 }
 
+// nb_next_kv cuts the next non-empty line of the NUL-terminated lines at
+// *cur, "key=value", into *key and *val, and moves *cur past it; 0 at the
+// end. A line without "=" fails, prefixed with what.
+static int nb_next_kv(char **cur, char **key, char **val, const char *what)
+{
+	for (;;) {
+		char *line = *cur, *nl;
+
+		if (*line == '\0')
+			return 0;
+		nl = strchr(line, '\n');
+		if (nl != NULL) {
+			*nl = '\0';
+			*cur = nl + 1;
+		} else {
+			*cur = line + strlen(line);
+		}
+		if (*line == '\0')
+			continue;
+		*val = strchr(line, '=');
+		if (*val == NULL)
+			nb_fail("%s: malformed line \"%.200s\"", what, line);
+		*(*val)++ = '\0';
+		*key = line;
+		return 1;
+	}
+}
+
 // The cgroups message of latecgroups=1, with the descriptors it carries
 // (SCM_RIGHTS): "cgroups" on the first line, then "cgroupfd=<i>:<path>"
 // (a cgroup v1 tasks file) and at most one "cgroupdir=<i>:<path>" (a
@@ -275,7 +303,7 @@ static void nb_recv_cgroups(void)
 	struct iovec iov = {.iov_base = nb_late_msg, .iov_len = NB_MAX_LATE};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
 	int fds[NB_MAX_CGROUPS + 1], used[NB_MAX_CGROUPS + 1] = {0}, nfds = 0;
-	char *line, *next;
+	char *cur, *key, *val;
 	ssize_t n;
 
 	do
@@ -299,30 +327,17 @@ static void nb_recv_cgroups(void)
 	nb_late_msg[n] = '\0';
 	if (strncmp(nb_late_msg, "cgroups\n", 8) != 0 && strcmp(nb_late_msg, "cgroups") != 0)
 		nb_fail("cgroups: unexpected message \"%.200s\"", nb_late_msg);
-	for (line = nb_late_msg + 7; *line != '\0'; line = next) {
-		char *nl = strchr(line, '\n'), *val;
-
-		if (nl != NULL) {
-			*nl = '\0';
-			next = nl + 1;
-		} else {
-			next = line + strlen(line);
-		}
-		if (*line == '\0')
-			continue;
-		val = strchr(line, '=');
-		if (val == NULL)
-			nb_fail("cgroups: malformed line \"%.200s\"", line);
-		*val++ = '\0';
-		if (strcmp(line, "cgroupfd") == 0) {
+	cur = nb_late_msg + 7;
+	while (nb_next_kv(&cur, &key, &val, "cgroups")) {
+		if (strcmp(key, "cgroupfd") == 0) {
 			if (nb_ncgroups == NB_MAX_CGROUPS)
 				nb_fail("cgroups: more than %d cgroupfd lines", NB_MAX_CGROUPS);
 			nb_cgroups[nb_ncgroups].fd = nb_late_fd(val, &nb_cgroups[nb_ncgroups].path, fds, nfds, used);
 			nb_ncgroups++;
-		} else if (strcmp(line, "cgroupdir") == 0 && nb_cgroup_dir < 0) {
+		} else if (strcmp(key, "cgroupdir") == 0 && nb_cgroup_dir < 0) {
 			nb_cgroup_dir = nb_late_fd(val, &nb_cgroup_dir_path, fds, nfds, used);
 		} else {
-			nb_fail("cgroups: unexpected line \"%.200s\"", line);
+			nb_fail("cgroups: unexpected line \"%.200s=%.200s\"", key, val);
 		}
 	}
 	for (int i = 0; i < nfds; i++)
@@ -333,29 +348,14 @@ static void nb_recv_cgroups(void)
 // nb_parse reads the bootstrap lines in nb_msg (NUL-terminated, len bytes).
 static void nb_parse(size_t len, unsigned long *clone_flags, char *paths[NB_NKINDS])
 {
-	char *line, *next;
+	char *cur, *key, *val;
 	int seen_clone = 0;
 
 	if (memchr(nb_msg, '\0', len) != NULL)
 		nb_fail("bootstrap: message contains a NUL byte");
 	nb_msg[len] = '\0';
-	for (line = nb_msg; *line != '\0'; line = next) {
-		char *nl = strchr(line, '\n'), *key, *val;
-
-		if (nl != NULL) {
-			*nl = '\0';
-			next = nl + 1;
-		} else {
-			next = line + strlen(line);
-		}
-		if (*line == '\0')
-			continue;
-		key = line;
-		val = strchr(line, '=');
-		if (val == NULL)
-			nb_fail("bootstrap: malformed line \"%.200s\"", line);
-		*val++ = '\0';
-
+	cur = nb_msg;
+	while (nb_next_kv(&cur, &key, &val, "bootstrap")) {
 		if (strcmp(key, "clone") == 0) {
 			char *end;
 			unsigned long v;
