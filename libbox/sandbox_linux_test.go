@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
@@ -863,6 +864,75 @@ func TestCreateLateCgroup(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: a container without a user namespace")
 	}
+	if moved, pid := createLateCgroup(t); len(moved) != 0 {
+		t.Errorf("the runtime moved %v (init %d) into the container's cgroup: want init born there", moved, pid)
+	}
+}
+
+// envRefuseClone3 makes TestCreateLateCgroupWithoutClone3 run its test
+// (in a process of its own, started by the test).
+const envRefuseClone3 = "NANOBOX_TEST_REFUSE_CLONE3"
+
+// TestCreateLateCgroupWithoutClone3: under a seccomp filter that refuses
+// clone3 with ENOSYS (what container runtimes' default profiles do, and so
+// what a runtime run in a container meets), the stage cannot clone init
+// into the cgroup2 directory: it forks it with clone and says so, and the
+// runtime moves init into the cgroup, by pid, once. Create still works,
+// and init is in every hierarchy.
+func TestCreateLateCgroupWithoutClone3(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a container without a user namespace")
+	}
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the filter below names x86_64's clone3")
+	}
+	if os.Getenv(envRefuseClone3) != "1" {
+		// The filter holds for every thread of a process and for good:
+		// the test runs again in a process of its own.
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCreateLateCgroupWithoutClone3$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), envRefuseClone3+"=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestCreateLateCgroupWithoutClone3") {
+			t.Fatalf("the test under a filter refusing clone3: %v\n%s", err, out)
+		}
+		return
+	}
+	refuseClone3(t)
+	if _, _, errno := unix.Syscall(unix.SYS_CLONE3, 0, 0, 0); errno != unix.ENOSYS {
+		t.Fatalf("clone3 under the filter: %v, want ENOSYS", errno)
+	}
+	moved, pid := createLateCgroup(t)
+	if len(moved) != 1 || moved[0] != pid {
+		t.Errorf("the runtime moved %v into the container's cgroup: want init (%d), once", moved, pid)
+	}
+}
+
+// refuseClone3 makes clone3 fail with ENOSYS in this process and all it
+// starts, as a seccomp filter of its every thread.
+func refuseClone3(t *testing.T) {
+	t.Helper()
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}, // seccomp_data.nr
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_CLONE3, Jt: 0, Jf: 1},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		t.Fatalf("no_new_privs: %v", err)
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		t.Fatalf("seccomp filter refusing clone3: %v", errno)
+	}
+}
+
+// createLateCgroup creates and runs a container that takes the late cgroup
+// path (a sandbox's config without its user namespace), checks that init
+// is in every hierarchy of its cgroup before start and that the program's
+// cgroup namespace is rooted there, and returns the pids the runtime moved
+// into the cgroup and init's pid.
+func createLateCgroup(t *testing.T) (moved []int, initPid int) {
+	t.Helper()
 	sb := newTestSandbox(t, Options{})
 	cfg := *sb.containerConfig([]string{"/bin/sh", "-c", "cat /proc/self/cgroup"})
 	cfg.Namespaces = slices.DeleteFunc(slices.Clone(cfg.Namespaces), func(n Namespace) bool { return n.Type == NEWUSER })
@@ -882,9 +952,7 @@ func TestCreateLateCgroup(t *testing.T) {
 		t.Fatalf("Create: %v", err)
 	}
 	defer func() { _ = ctr.Delete(true) }()
-	if moved := moves(); len(moved) != 0 {
-		t.Errorf("the runtime moved %v into the container's cgroup: want init born there", moved)
-	}
+	moved = moves()
 	h := ctr.cgroup()
 	if h == nil {
 		t.Fatal("the container has no cgroup")
@@ -901,6 +969,7 @@ func TestCreateLateCgroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCgroupNSRoot(t, out)
+	return moved, ctr.Pid()
 }
 
 // TestLateCgroupOK: the cgroup is sent to the stage late only where the

@@ -96,7 +96,7 @@ unit_tests() {
 }
 SANDBOX_LIMIT_TESTS='SandboxRunEcho|SandboxMemoryHog|SandboxForkBomb|SandboxCPUTime|SandboxCPUTimeForks|PresetCodeJudge|SandboxPoolLimits|SandboxPoolReportFromCgroup|SandboxPersistentMemoryHog|SandboxSmallPidsLimit'
 unit_tests root internal/devcg '^TestSetV2'
-unit_tests root libbox "^Test(CgroupSpec|CgroupPaths|CgroupBeforeInit|ApplyCgroup.*|RequiredControllers|IsSystemdCgroupPath|CreateLateCgroup|SandboxBornInCgroup|$SANDBOX_LIMIT_TESTS)\$"
+unit_tests root libbox "^Test(CgroupSpec|CgroupPaths|CgroupBeforeInit|ApplyCgroup.*|RequiredControllers|IsSystemdCgroupPath|CreateLateCgroup.*|SandboxBornInCgroup|$SANDBOX_LIMIT_TESTS)\$"
 
 tests/integration/run.sh --mode root "${filter[@]}" "${suites[@]}" || rc=1
 
