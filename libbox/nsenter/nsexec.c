@@ -602,8 +602,9 @@ static pid_t nb_clone_parent(void)
 // nb_clone_into forks as nb_clone_parent does, with the child born in the
 // cgroup2 directory dir (clone3 CLONE_INTO_CGROUP, Linux 5.7): no move
 // afterwards, and no charge of the child's first pages elsewhere. -1 with
-// errno set when clone3 cannot do it (an older kernel, a seccomp filter
-// around the runtime); nothing was forked then.
+// errno set when clone3 is refused (an older kernel, a seccomp filter
+// around the runtime) or the cgroup is: no process was made, but see the
+// caller about a new pid namespace.
 static pid_t nb_clone_into(int dir)
 {
 	// struct clone_args up to cgroup (CLONE_ARGS_SIZE_VER2).
@@ -762,6 +763,8 @@ static void nanobox_nsenter(int argc, char **argv)
 	}
 	if (pid < 0)
 		pid = nb_clone_parent();
+	if (pid < 0 && outside_err != 0)
+		nb_bail("clone init (after clone3 into cgroup %s: %s)", nb_cgroup_dir_path, nb_strerror(outside_err));
 	if (pid < 0)
 		nb_bail("clone init");
 	if (pid == 0) {
