@@ -64,8 +64,11 @@ func requireRoot(t *testing.T) {
 	}
 }
 
-// cgroup2Mount is where the cgroup v2 hierarchy is mounted ("" if not).
-func cgroup2Mount(t *testing.T) string {
+// v2Cgroup makes a cgroup named after name in the cgroup v2 hierarchy, as
+// root, and skips the test where there is none.
+func v2Cgroup(t *testing.T, name string) string {
+	t.Helper()
+	requireRoot(t)
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		t.Fatal(err)
@@ -75,9 +78,10 @@ func cgroup2Mount(t *testing.T) string {
 	for sc.Scan() {
 		pre, post, ok := strings.Cut(sc.Text(), " - ")
 		if ok && strings.HasPrefix(post, "cgroup2 ") {
-			return strings.Fields(pre)[4]
+			return mkCgroup(t, strings.Fields(pre)[4], name)
 		}
 	}
+	t.Skip("no cgroup v2 hierarchy is mounted here")
 	return ""
 }
 
@@ -104,12 +108,7 @@ func resources(rules ...*devices.Rule) *cgroups.Resources {
 // rules refuse to a process started in it, and which a second SetV2
 // replaces rather than adds to.
 func TestSetV2(t *testing.T) {
-	requireRoot(t)
-	mnt := cgroup2Mount(t)
-	if mnt == "" {
-		t.Skip("no cgroup v2 hierarchy is mounted here")
-	}
-	dir := mkCgroup(t, mnt, "v2")
+	dir := v2Cgroup(t, "v2")
 	probe := func() []string {
 		fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -230,12 +229,7 @@ func TestSetV1(t *testing.T) {
 // new rules allow, since the kernel lets an access through only when
 // every program does.
 func TestSetV2ReplacesEveryOldProgram(t *testing.T) {
-	requireRoot(t)
-	mnt := cgroup2Mount(t)
-	if mnt == "" {
-		t.Skip("no cgroup v2 hierarchy is mounted here")
-	}
-	dir := mkCgroup(t, mnt, "v2-old")
+	dir := v2Cgroup(t, "v2-old")
 	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
