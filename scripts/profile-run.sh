@@ -38,7 +38,7 @@
 # Environment: PROFILE_BIN (default ./nanobox-runc), PROFILE_RUNS (30),
 # PROFILE_SECTIONS (default "1 2 3 4 5 6 7 8 9"), PROFILE_TIMELINE (what
 # section 9 times: "run" of the bundle, the default, or "sandbox" --
-# /bin/true). Root only: it creates
+# /bin/true), PROFILE_PROBES (more phases for section 9, see there). Root only: it creates
 # containers, and perf and strace need it. Everything it makes lives in
 # one temporary directory, removed on exit.
 set -euo pipefail
@@ -421,6 +421,14 @@ if want 9 && have perf && have readelf && have nm; then
 		"start|$lb.(*Container).startWith|Container.startWith"
 		"delete|$lb.(*Container).deleteWith|Container.deleteWith"
 	)
+	# PROFILE_PROBES adds phases of its own: "label|symbol|name" entries
+	# separated by ";" ($lb in a symbol is libbox's package path), e.g.
+	# "mounts|$lb.openMountSources|openMountSources" (the nsenter stage's
+	# C functions too: the stage is told apart by pid as well).
+	if [[ -n ${PROFILE_PROBES:-} ]]; then
+		IFS=';' read -r -a extra <<<"${PROFILE_PROBES//\$lb/$lb}"
+		phases+=("${extra[@]}")
+	fi
 	names_of=$(printf '%s\n' "${phases[@]}" | awk -F'|' '{printf "%s%s=%s", (NR > 1 ? "|" : ""), $1, $3}')
 	for n in "${names[@]}"; do
 		bin=$work/$n
@@ -487,7 +495,7 @@ if want 9 && have perf && have readelf && have nm; then
 				ev == "sched:sched_process_exit" && tid == rpid { mark("runtime: exits"); next }
 				index(ev, grp ":") == 1 {
 					label = substr(ev, length(grp) + 2)
-					who = pid == rpid ? "runtime" : pid == ipid ? "init" : ""
+					who = pid == rpid ? "runtime" : pid == ipid ? "init" : pid == stage ? "stage" : ""
 					if (who == "") next
 					if (label in phase) mark(who ": " phase[label])
 				}' >"$work/tl-$n.tsv"
