@@ -23,7 +23,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
@@ -883,9 +882,6 @@ func TestCreateLateCgroupWithoutClone3(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: a container without a user namespace")
 	}
-	if runtime.GOARCH != "amd64" {
-		t.Skip("the filter below names x86_64's clone3")
-	}
 	if os.Getenv(envRefuseClone3) != "1" {
 		// The filter holds for every thread of a process and for good:
 		// the test runs again in a process of its own.
@@ -908,21 +904,23 @@ func TestCreateLateCgroupWithoutClone3(t *testing.T) {
 }
 
 // refuseClone3 makes clone3 fail with ENOSYS in this process and all it
-// starts, as a seccomp filter of its every thread.
+// starts: a filter of libbox's own (compileSeccomp, seccompProgram.install),
+// installed on every thread (TSYNC: the Go runtime's threads included).
 func refuseClone3(t *testing.T) {
 	t.Helper()
-	prog := []unix.SockFilter{
-		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}, // seccomp_data.nr
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_CLONE3, Jt: 0, Jf: 1},
-		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
-		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+	enosys := uint(unix.ENOSYS)
+	p, err := compileSeccomp(&Seccomp{DefaultAction: SeccompAllow, Syscalls: []SeccompRule{
+		{Names: []string{"clone3"}, Action: SeccompErrno, Errno: &enosys},
+	}})
+	if err != nil {
+		t.Fatalf("compile a filter refusing clone3: %v", err)
 	}
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	p.flags |= unix.SECCOMP_FILTER_FLAG_TSYNC
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		t.Fatalf("no_new_privs: %v", err)
 	}
-	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
-		t.Fatalf("seccomp filter refusing clone3: %v", errno)
+	if _, err := p.install(); err != nil {
+		t.Fatalf("filter refusing clone3: %v", err)
 	}
 }
 
