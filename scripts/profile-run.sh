@@ -428,6 +428,10 @@ if want 9 && have perf && have readelf && have nm; then
 	if [[ -n ${PROFILE_PROBES:-} ]]; then
 		IFS=';' read -r -a extra <<<"${PROFILE_PROBES//\$lb/$lb}"
 		phases+=("${extra[@]}")
+		# A label twice would be one probe event placed twice (perf
+		# refuses it, and the section would blame uprobe support).
+		dup=$(printf '%s\n' "${phases[@]}" | cut -d'|' -f1 | sort | uniq -d | head -1)
+		[[ -z $dup ]] || die "PROFILE_PROBES: label \"$dup\" is used twice (the built-in ones: main create cgroup spawn sendconfig initcontainer rootfs pivot finalize process waitstart start delete)"
 	fi
 	names_of=$(printf '%s\n' "${phases[@]}" | awk -F'|' '{printf "%s%s=%s", (NR > 1 ? "|" : ""), $1, $3}')
 	for n in "${names[@]}"; do
