@@ -132,7 +132,7 @@ func parseIDList(s, noun string, max int) ([]int, error) {
 			return 0, fmt.Errorf("%q is not a %s list like 0-3,7: %q is not a %s number", s, noun, v, noun)
 		}
 		if n > max {
-			return 0, fmt.Errorf("%s %d is above the highest %s number Linux supports (%d)", noun, n, noun, max)
+			return 0, fmt.Errorf("%q: %s %d is above the highest %s number Linux supports (%d)", s, noun, n, noun, max)
 		}
 		return n, nil
 	}

@@ -501,7 +501,7 @@ func TestFromSpecErrors(t *testing.T) {
 		}, err: "process.ioPriority.priority 8 is out of range 0 (highest) to 7"},
 		{name: "execCPUAffinity initial", mutate: func(s *specs.Spec) { s.Process.ExecCPUAffinity = &specs.CPUAffinity{Initial: "0-x"} }, err: `process.execCPUAffinity.initial: "0-x" is not a CPU list like 0-3,7: "x" is not a CPU number`},
 		{name: "execCPUAffinity final", mutate: func(s *specs.Spec) { s.Process.ExecCPUAffinity = &specs.CPUAffinity{Final: "3-1"} }, err: `process.execCPUAffinity.final: "3-1" is not a CPU list: range 3-1 goes backwards`},
-		{name: "execCPUAffinity too high", mutate: func(s *specs.Spec) { s.Process.ExecCPUAffinity = &specs.CPUAffinity{Final: "8192"} }, err: "CPU 8192 is above the highest CPU number Linux supports (8191)"},
+		{name: "execCPUAffinity too high", mutate: func(s *specs.Spec) { s.Process.ExecCPUAffinity = &specs.CPUAffinity{Final: "8192"} }, err: `"8192": CPU 8192 is above the highest CPU number Linux supports (8191)`},
 		{name: "username", mutate: func(s *specs.Spec) { s.Process.User.Username = "root" }, err: "process.user.username is not supported", unsupported: true},
 		{name: "intelRdt", mutate: func(s *specs.Spec) { s.Linux.IntelRdt = &specs.LinuxIntelRdt{} }, err: "linux.intelRdt is not supported", unsupported: true},
 		{name: "personality domain", mutate: func(s *specs.Spec) { s.Linux.Personality = &specs.LinuxPersonality{Domain: "LINUX64"} }, err: `linux.personality.domain "LINUX64" is not one of LINUX, LINUX32`},
@@ -516,7 +516,7 @@ func TestFromSpecErrors(t *testing.T) {
 		}, err: `linux.memoryPolicy.nodes: invalid memory policy nodes: "0-x" is not a node list`},
 		{name: "memoryPolicy node too high", mutate: func(s *specs.Spec) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind, Nodes: "0-9876543210"}
-		}, err: "linux.memoryPolicy.nodes: invalid memory policy nodes: node 9876543210 is above the highest node number Linux supports (1023)"},
+		}, err: `linux.memoryPolicy.nodes: invalid memory policy nodes: "0-9876543210": node 9876543210 is above the highest node number Linux supports (1023)`},
 		{name: "memoryPolicy bind without nodes", mutate: func(s *specs.Spec) { s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind} }, err: "linux.memoryPolicy: invalid memory policy: the MPOL_BIND mode requires at least 1 node but got 0: name the nodes"},
 		{name: "memoryPolicy default with nodes", mutate: func(s *specs.Spec) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolDefault, Nodes: "0-7"}
