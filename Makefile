@@ -152,10 +152,10 @@ test-clients: build crictl
 	cd tests/integration/clients/ctrupdate && $(GO) build -o ctrupdate .
 	tests/integration/run.sh --mode root $(CLIENT_SUITES)
 
-# crictl for the CRI suite (cri.bats), from the Go module proxy; v1.34
+# crictl for the CRI suite (cri.bats), from the Go module proxy; v1.37
 # speaks the CRI v1 API that containerd 1.6 serves. Installed outside the
 # runtime's module, into tests/integration/clients/bin.
-CRICTL_VERSION ?= v1.34.0
+CRICTL_VERSION ?= v1.37.0
 CRICTL := tests/integration/clients/bin/crictl
 .PHONY: crictl
 crictl: $(CRICTL)

@@ -3,7 +3,8 @@
 # containerd's CRI plugin with nanobox-runc as its runtime handler: the
 # containerd set-up of cri.bats (clients/cri.bash), plus a local registry
 # in containerd's network namespace that serves, under the names critest
-# pulls (registry.k8s.io/e2e-test-images/..., gcr.io/k8s-staging-cri-tools/...),
+# pulls (registry.k8s.io/e2e-test-images/..., registry.k8s.io/pause and
+# k8s.gcr.io/pause, gcr.io/k8s-staging-cri-tools/...),
 # images made here from busybox-static. Run through scripts/critest.sh
 # (`make critest`), which builds critest and the registry and sets
 # CRITEST_BIN, CRITEST_REGISTRY and CRITEST_OUT; .ci/run runs it.
@@ -26,7 +27,7 @@ CRITEST_SKIP=(
 	# network is a bare bridge in a namespace of its own.
 	'port mapping with host port'
 	# containerd 1.6 answers NotFound for an unknown container or pod;
-	# containerd 1.7 and critest 1.34 want no error.
+	# containerd 1.7 and critest (1.34 and later) want no error.
 	'Idempotence Stop(Container|PodSandbox) .*if not found'
 	# It masks /bin/ls and runs `sh -c ls`, but Debian's static busybox
 	# runs ls inside sh (FEATURE_SH_STANDALONE), with no execve for the
@@ -115,7 +116,15 @@ critest_images() {
 	mkdir -p "$d/group/home/default-user" && chown 1000:1000 "$d/group/home/default-user"
 	tar -C "$d/group" --numeric-owner -cf "$d/group.tar" .
 
+	# pause: what registry.k8s.io/pause is, the static pause program of
+	# the CRI suites' sandbox image, run as 65535 (critest 1.37 runs it
+	# with the image's own entrypoint).
+	mkdir -p "$d/pause"
+	gcc -static -Os -s -o "$d/pause/pause" "$CRITEST_DIR/../clients/pause/pause.c" || return 1
+	tar -C "$d/pause" --owner=0 --group=0 -cf "$d/pause.tar" pause
+
 	image_config "$d/busybox.json" '{Env: [$path], Cmd: ["/bin/sh"]}'
+	image_config "$d/pause.json" '{Entrypoint: ["/pause"], User: "65535:65535"}'
 	image_config "$d/nginx.json" '{Env: [$path], Cmd: ["/usr/sbin/nginx"]}'
 	image_config "$d/hostnet.json" '{Env: [$path, "PORT=12003"], Cmd: ["/usr/sbin/nginx"]}'
 	image_config "$d/httpd.json" '{Env: [$path], Cmd: ["/bin/httpd-start"]}'
@@ -136,10 +145,10 @@ setup_file() {
 	local img="$BATS_FILE_TMPDIR/images" e=e2e-test-images k=k8s-staging-cri-tools
 	mkdir -p "$img"
 	critest_images "$img" || return 1
-	# Both registries critest names are this one (hosts.toml, which
+	# The registries critest names are all this one (hosts.toml, which
 	# containerd 1.6 and 2.x both read).
 	local h
-	for h in registry.k8s.io gcr.io; do
+	for h in registry.k8s.io k8s.gcr.io gcr.io; do
 		mkdir -p "$BATS_FILE_TMPDIR/certs.d/$h"
 		printf 'server = "http://127.0.0.1:5000"\n[host."http://127.0.0.1:5000"]\n  capabilities = ["pull", "resolve"]\n' \
 			>"$BATS_FILE_TMPDIR/certs.d/$h/hosts.toml"
@@ -162,6 +171,8 @@ setup_file() {
 		"$k/test-image-user-uid-group:latest=$img/busybox.tar=$img/user-uid-group.json" \
 		"$k/test-image-user-username-group:latest=$img/busybox.tar=$img/user-username-group.json" \
 		"$k/test-image-predefined-group:latest=$img/group.tar=$img/group.json" \
+		"$k/test-image-tag:test=$img/busybox.tar=$img/busybox.json" \
+		"pause:3.9=$img/pause.tar=$img/pause.json" \
 		</dev/null >"$CRI_DIR/registry.log" 2>&1 3>&- &
 	echo $! >"$CRI_DIR/registry.pid"
 }
