@@ -442,6 +442,36 @@ teardown() {
 	fi
 }
 
+@test "cgroups: root in a user namespace that maps every id (systemd's PrivateUsers=full) is not host root" {
+	# Its uid_map, "0 0 4294967295", is the initial namespace's. Taken for
+	# host root (moby/sys/userns before v0.2, runc before 1.5.2), the
+	# runtime wrote the device cgroup, which needs CAP_SYS_ADMIN in the
+	# initial namespace, and failed: "devices.deny: operation not
+	# permitted", or bpf_prog_query on cgroup v2.
+	requires root
+	command -v unshare >/dev/null || skip "test requires unshare (util-linux)"
+	local gate="$BATS_TEST_TMPDIR/gate" out="$BATS_TEST_TMPDIR/full.out" pid m
+	mkfifo "$gate"
+	set_args sh -c 'echo ran as $(id -u)'
+	unshare --user sh -c 'read -r _ <"$1"; shift; exec "$@"' _ "$gate" \
+		"$RUNTIME" --root "$ROOT" run -b "$BUNDLE" "$CID" </dev/null >"$out" 2>&1 &
+	pid=$!
+	# The maps can be written once unshare(1) has made the namespace.
+	retry 200 0.02 test "$(readlink "/proc/$pid/ns/user")" != "$(readlink /proc/self/ns/user)" ||
+		fail "unshare made no user namespace"
+	for m in uid_map gid_map; do
+		echo "0 0 4294967295" >"/proc/$pid/$m" || fail "cannot write $m"
+	done
+	echo go >"$gate"
+	status=0
+	wait "$pid" || status=$?
+	cat "$out"
+	[ "$status" -eq 0 ] || fail "run as root of a full-identity user namespace failed"
+	grep -qx "ran as 0" "$out"
+	[[ ! -e "$ROOT/$CID" ]] || fail "state left behind"
+	[[ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "$CID" 2>/dev/null)" ]] || fail "cgroup left behind"
+}
+
 # run_outside_delegation ARGS...: `runtime ARGS` from the root cgroup, where
 # the unprivileged user may not create cgroups.
 run_outside_delegation() {
