@@ -118,14 +118,11 @@ func FromSpec(spec *specs.Spec, opts Options) (*libbox.Config, error) {
 	if err := convertNamespaces(c, linux, opts); err != nil {
 		return nil, err
 	}
-	if c.Readonlyfs && !hasNS(c, libbox.NEWNS) {
-		// runc 1.3 makes the root read-only only in a mount
-		// namespace of the container's own, and runs without one with the
-		// root left writable (remounting it would change the runtime's
-		// own mounts, which runc 1.1 did): so does this runtime, saying so.
-		warnf("root.readonly is ignored: the container shares the runtime's mount namespace (add {\"type\": \"mount\"} to linux.namespaces for a read-only root)")
-		c.Readonlyfs = false
-	}
+	// root.readonly without a mount namespace of the container's own
+	// reaches libbox, which refuses it (checkSharedMountNS): the root MUST
+	// be read-only, and remounting it would change the runtime's own
+	// mounts. runc 1.6 refuses it too (runc 1.3 ran the container with the
+	// root writable, runc 1.1 remounted the host's).
 	if c.Hostname != "" && !hasNS(c, libbox.NEWUTS) {
 		return nil, errors.New("hostname needs a uts namespace: add {\"type\": \"uts\"} to linux.namespaces")
 	}

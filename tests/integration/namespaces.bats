@@ -235,17 +235,20 @@ no_mount_ns() {
 	[[ "$output" == *"mounts with the host's / as rootfs need a mount namespace"* ]]
 }
 
-@test "namespaces: root.readonly without a mount namespace is ignored, with a warning, as runc 1.3 does" {
+@test "namespaces: root.readonly without a mount namespace is refused, as runc 1.6 refuses it" {
+	# runc 1.1.5 remounts the runtime's / read-only; runc 1.3 to 1.5 run
+	# the container with its root writable; the spec says it MUST be
+	# read-only, which only a mount namespace of its own can give.
 	skip_if_runc "runc 1.1.5 remounts the runtime's / read-only"
 	# The mounts go in the host's mount namespace: only root may make them.
 	requires root
 	no_mount_ns
 	update_config '.root.readonly = true'
 	run_sh 'touch /written && echo wrote'
-	[ "$status" -eq 0 ]
-	[[ "$output" == *"root.readonly is ignored: the container shares the runtime's mount namespace"* ]]
-	[ "${lines[-1]}" = wrote ]
-	[ -f "$BUNDLE/rootfs/written" ]
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"root.readonly needs a mount namespace: add {\"type\": \"mount\"} to linux.namespaces"* ]]
+	[[ "$output" != *wrote* ]]
+	[ ! -e "$BUNDLE/rootfs/written" ]
 	assert_nothing_left "$CID"
 }
 
