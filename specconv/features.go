@@ -41,6 +41,12 @@ func Features() *features.Features {
 			MemoryPolicy:    memoryPolicyFeatures(),
 			NetDevices:      &features.NetDevices{Enabled: yes()},
 		},
+		// Annotations that change what a container may do, for engines
+		// that pass a pod's or a user's annotations on only when allowed
+		// (CRI-O's allowed_annotations): the network allowlist gives a
+		// container with loopback only a way out. The Landlock policy
+		// only takes rights away.
+		PotentiallyUnsafeConfigAnnotations: []string{NetworkAnnotation},
 		Annotations: map[string]string{
 			// runc's key; engines read it to decide on seccomp features.
 			"io.github.seccomp.libseccomp.version": libseccompVersion,

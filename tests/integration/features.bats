@@ -61,3 +61,11 @@ teardown() {
 	jq -e '.linux.apparmor.enabled == true' <<<"$output"
 	is_runc || jq -e '.linux.selinux.enabled == false' <<<"$output"
 }
+
+@test "features: the annotations that widen a container's rights are declared potentially unsafe" {
+	requires nanobox
+	runtime_ok features
+	# org.nanobox.network opens a domain allowlist out of a namespace
+	# with loopback only; engines filter what this list names.
+	jq -e '.potentiallyUnsafeConfigAnnotations == ["org.nanobox.network"]' <<<"$output"
+}
