@@ -623,6 +623,22 @@ func TestNoPivotPrivatePropagation(t *testing.T) {
 	}
 }
 
+// root.readonly without a mount namespace is passed on, with no warning,
+// for libbox to refuse (runc 1.6 refuses it): never dropped.
+func TestReadonlyRootWithoutMountNS(t *testing.T) {
+	fakeHost(t, unix.CAP_LAST_CAP)
+	spec := Example()
+	spec.Root.Readonly = true
+	spec.Linux.Namespaces = slices.DeleteFunc(spec.Linux.Namespaces, func(n specs.LinuxNamespace) bool {
+		return n.Type == specs.MountNamespace
+	})
+	spec.Linux.MaskedPaths, spec.Linux.ReadonlyPaths = nil, nil
+	c, w := mustConvert(t, spec, Options{})
+	if !c.Readonlyfs || len(w) != 0 {
+		t.Errorf("readonly %v, warnings %q: want it kept, with no warning", c.Readonlyfs, w)
+	}
+}
+
 // A bundle's init does not ask for huge pages (libbox.Config.InitHugePages):
 // a created container's init would hold them until start, and many
 // containers created at once would each take fresh ones.
