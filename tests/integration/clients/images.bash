@@ -51,19 +51,29 @@ busybox_archive() {
 	echo "$out"
 }
 
-# pause_archive: $CLIENTS_WORK/pause-image.tar, the sandbox image: pause.c
-# built static (gcc, libc6-dev), alone in the image. Prints its path.
+# PAUSE_CONFIG: the sandbox image's config, as registry.k8s.io/pause's.
+PAUSE_CONFIG='{"Entrypoint": ["/pause"], "User": "65535:65535"}'
+
+# pause_layer OUT: the sandbox image's one layer, pause.c built static
+# (gcc, libc6-dev) as /pause, written to the tar OUT.
+pause_layer() {
+	local dir
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/pause.XXXXXX")
+	gcc -static -Os -s -Wall -o "$dir/pause" "$CLIENTS_DIR/pause/pause.c" >&2 ||
+		fail "cannot build the pause image: gcc -static failed (apt-get install gcc libc6-dev)" || return 1
+	tar -C "$dir" --owner=0 --group=0 -cf "$1" pause
+	rm -rf "$dir"
+}
+
+# pause_archive: $CLIENTS_WORK/pause-image.tar, the sandbox image: the
+# pause program alone (pause_layer). Prints its path.
 pause_archive() {
-	local out="$CLIENTS_WORK/pause-image.tar" dir
+	local out="$CLIENTS_WORK/pause-image.tar"
 	if [[ ! -s "$out" ]]; then
 		mkdir -p "$CLIENTS_WORK"
-		dir=$(mktemp -d "$CLIENTS_WORK/pause.XXXXXX")
-		gcc -static -Os -s -Wall -o "$dir/pause" "$CLIENTS_DIR/pause/pause.c" >&2 ||
-			fail "cannot build the pause image: gcc -static failed (apt-get install gcc libc6-dev)" || return 1
-		tar -C "$dir" --owner=0 --group=0 -cf "$dir/layer.tar" pause
-		image_archive "$out" "$PAUSE_REF" "$dir/layer.tar" \
-			'{"Entrypoint": ["/pause"], "User": "65535:65535"}' || return 1
-		rm -rf "$dir"
+		pause_layer "$CLIENTS_WORK/pause-layer.tar" || return 1
+		image_archive "$out" "$PAUSE_REF" "$CLIENTS_WORK/pause-layer.tar" "$PAUSE_CONFIG" || return 1
+		rm -f "$CLIENTS_WORK/pause-layer.tar"
 	fi
 	echo "$out"
 }

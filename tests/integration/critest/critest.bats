@@ -116,15 +116,12 @@ critest_images() {
 	mkdir -p "$d/group/home/default-user" && chown 1000:1000 "$d/group/home/default-user"
 	tar -C "$d/group" --numeric-owner -cf "$d/group.tar" .
 
-	# pause: what registry.k8s.io/pause is, the static pause program of
-	# the CRI suites' sandbox image, run as 65535 (critest 1.37 runs it
-	# with the image's own entrypoint).
-	mkdir -p "$d/pause"
-	gcc -static -Os -s -o "$d/pause/pause" "$CRITEST_DIR/../clients/pause/pause.c" || return 1
-	tar -C "$d/pause" --owner=0 --group=0 -cf "$d/pause.tar" pause
+	# pause: what registry.k8s.io/pause is, the CRI suites' sandbox image
+	# (critest 1.37 runs it with the image's own entrypoint and user).
+	pause_layer "$d/pause.tar" || return 1
 
 	image_config "$d/busybox.json" '{Env: [$path], Cmd: ["/bin/sh"]}'
-	image_config "$d/pause.json" '{Entrypoint: ["/pause"], User: "65535:65535"}'
+	echo "$PAUSE_CONFIG" >"$d/pause.json"
 	image_config "$d/nginx.json" '{Env: [$path], Cmd: ["/usr/sbin/nginx"]}'
 	image_config "$d/hostnet.json" '{Env: [$path, "PORT=12003"], Cmd: ["/usr/sbin/nginx"]}'
 	image_config "$d/httpd.json" '{Env: [$path], Cmd: ["/bin/httpd-start"]}'
