@@ -57,12 +57,12 @@ PAUSE_CONFIG='{"Entrypoint": ["/pause"], "User": "65535:65535"}'
 # pause_layer OUT: the sandbox image's one layer, pause.c built static
 # (gcc, libc6-dev) as /pause, written to the tar OUT.
 pause_layer() {
-	local dir
+	local dir rc=0
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/pause.XXXXXX")
-	gcc -static -Os -s -Wall -o "$dir/pause" "$CLIENTS_DIR/pause/pause.c" >&2 ||
-		fail "cannot build the pause image: gcc -static failed (apt-get install gcc libc6-dev)" || return 1
-	tar -C "$dir" --owner=0 --group=0 -cf "$1" pause
+	gcc -static -Os -s -Wall -o "$dir/pause" "$CLIENTS_DIR/pause/pause.c" >&2 &&
+		tar -C "$dir" --owner=0 --group=0 -cf "$1" pause || rc=1
 	rm -rf "$dir"
+	[[ $rc -eq 0 ]] || fail "cannot build the pause image: gcc -static failed (apt-get install gcc libc6-dev)"
 }
 
 # pause_archive: $CLIENTS_WORK/pause-image.tar, the sandbox image: the
