@@ -456,11 +456,14 @@ teardown() {
 	unshare --user sh -c 'read -r _ <"$1"; shift; exec "$@"' _ "$gate" \
 		"$RUNTIME" --root "$ROOT" run -b "$BUNDLE" "$CID" </dev/null >"$out" 2>&1 &
 	pid=$!
-	# The maps can be written once unshare(1) has made the namespace.
-	retry 200 0.02 test "$(readlink "/proc/$pid/ns/user")" != "$(readlink /proc/self/ns/user)" ||
+	# The maps can be written once unshare(1) has made the namespace; on
+	# failure the waiting shell is killed, not left on its gate.
+	if ! retry 200 0.02 sh -c '[ "$(readlink "/proc/$1/ns/user")" != "$(readlink /proc/self/ns/user)" ]' _ "$pid"; then
+		kill "$pid"
 		fail "unshare made no user namespace"
+	fi
 	for m in uid_map gid_map; do
-		echo "0 0 4294967295" >"/proc/$pid/$m" || fail "cannot write $m"
+		echo "0 0 4294967295" >"/proc/$pid/$m" || { kill "$pid"; fail "cannot write $m"; }
 	done
 	echo go >"$gate"
 	status=0
